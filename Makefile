@@ -1,0 +1,41 @@
+# One entry point for people and CI. Everything runs from the project's .venv.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup run test pytest typecheck static-cases lint bench clean
+
+setup: $(STAMP)
+
+# torch==2.13.0 first: pip takes the CPU build that lies on disk here; anything newer
+# would pull several GB of CUDA wheels.
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[runtime,dev]'
+	touch $(STAMP)
+
+run: setup
+	$(PY) -m nemo_rl.demo
+
+test: typecheck pytest
+
+typecheck: setup
+	$(VENV)/bin/mypy
+	$(VENV)/bin/pyrefly check
+
+# pytest exits 5 when it collected no test: that is a broken suite, not a pass.
+pytest: setup
+	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest ran no test; failing" >&2; exit 1; fi; \
+	exit $$rc
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+bench: setup
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

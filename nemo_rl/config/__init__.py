@@ -1,0 +1,1 @@
+"""Config schema, loading and the rules every config passes before resolution."""

@@ -1,0 +1,110 @@
+"""Reading the worker-bearing sections of an untrusted, loaded config.
+
+Configs come from YAML, so any key may hold any type. These readers never raise
+on a wrong type: they return Problems carrying the config path instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from nemo_rl.errors import Problem, show
+
+POLICY_BACKEND_KEYS: tuple[tuple[str, str], ...] = (
+    ("megatron", "megatron_cfg"),
+    ("automodel", "automodel_cfg"),
+)
+
+
+def as_mapping(value: object) -> Mapping[str, Any] | None:
+    """`value` as a string-keyed mapping, or None when it is not one."""
+    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
+        return value
+    return None
+
+
+def worker_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
+    """(path, section) for `policy`, `teacher` and each `teachers[i]` present."""
+    for key in ("policy", "teacher"):
+        if key in config and config[key] is not None:
+            yield key, config[key]
+    teachers = config.get("teachers")
+    if isinstance(teachers, list):
+        for i, teacher in enumerate(teachers):
+            yield f"teachers[{i}]", teacher
+    elif teachers is not None:
+        yield "teachers", teachers
+
+
+def section_problem(value: object, path: str) -> Problem | None:
+    """A problem when a section that must be a mapping is something else."""
+    if as_mapping(value) is not None:
+        return None
+    return Problem(
+        path=path,
+        expected="a mapping of keys to values",
+        given=show(value),
+        message=f"{path} must be a mapping of keys to values, but is {show(value)}.",
+        rule="schema",
+    )
+
+
+def enabled_flag(block: object, path: str) -> tuple[bool, list[Problem]]:
+    """Whether a `<x>_cfg` block is enabled. Absent or null blocks are disabled."""
+    if block is None:
+        return False, []
+    mapping = as_mapping(block)
+    if mapping is None:
+        problem = section_problem(block, path)
+        return False, [problem] if problem else []
+    flag = mapping.get("enabled", False)
+    if flag is None:
+        return False, []
+    if not isinstance(flag, bool):
+        return False, [
+            Problem(
+                path=f"{path}.enabled",
+                expected="true or false",
+                given=show(flag),
+                message=f"{path}.enabled must be true or false, but is {show(flag)}.",
+                rule="schema",
+            )
+        ]
+    return flag, []
+
+
+def policy_backend(section: Mapping[str, Any], path: str) -> tuple[str | None, list[Problem]]:
+    """The training backend a policy section enables: exactly one must be on."""
+    problems: list[Problem] = []
+    enabled: list[str] = []
+    for backend, key in POLICY_BACKEND_KEYS:
+        on, found = enabled_flag(section.get(key), f"{path}.{key}")
+        problems.extend(found)
+        if on:
+            enabled.append(backend)
+    if problems:
+        return None, problems
+    if len(enabled) == 1:
+        return enabled[0], []
+    keys = " or ".join(f"{path}.{key}.enabled" for _, key in POLICY_BACKEND_KEYS)
+    if enabled:
+        given = "both enabled"
+        message = (
+            f"{path}: Megatron and Automodel are both enabled; set exactly one of {keys} to true."
+        )
+    else:
+        given = "neither enabled"
+        message = f"{path}: neither Megatron nor Automodel is enabled; set exactly one of {keys} to true."
+    return None, [
+        Problem(path=path, expected="exactly one backend enabled", given=given,
+                message=message, rule="backend")
+    ]
+
+
+def quant_cfg_of(section: Mapping[str, Any]) -> object:
+    """The section's `quant_cfg`, or None when unset (null and empty count as unset)."""
+    value = section.get("quant_cfg")
+    if value is None or value == "":
+        return None
+    return value

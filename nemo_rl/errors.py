@@ -1,0 +1,75 @@
+"""The one exception type of the driver side: every rejection carries its problems.
+
+A problem names the config path, the expected and the given value, and reads as
+one actionable sentence. A check collects every problem it finds and raises
+them together, so a user fixes a config in one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a config, located by its dotted path."""
+
+    path: str
+    expected: str
+    given: str
+    message: str
+    rule: str = ""
+    file: str | None = None
+    line: int | None = None
+
+    def located(self, file: str | None, line: int | None = None) -> Problem:
+        """The same problem, attributed to a file (and a line, when known)."""
+        return Problem(self.path, self.expected, self.given, self.message, self.rule, file, line)
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = f"{self.file}:{self.line}: " if self.line is not None else f"{self.file}: "
+        return f"{where}{self.message}"
+
+
+class WorkerConfigError(ValueError):
+    """A config was rejected; `problems` lists every reason, one line each."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        if not self.problems:
+            raise ValueError("WorkerConfigError needs at least one problem")
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @property
+    def path(self) -> str:
+        return self.problems[0].path
+
+    @property
+    def expected(self) -> str:
+        return self.problems[0].expected
+
+    @property
+    def given(self) -> str:
+        return self.problems[0].given
+
+
+def raise_if_any(problems: Iterable[Problem]) -> None:
+    """Raise one WorkerConfigError carrying all `problems`, if there are any."""
+    found = tuple(problems)
+    if found:
+        raise WorkerConfigError(found)
+
+
+def show(value: object) -> str:
+    """A config value as a user would write it, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value) if value == "" or value != value.strip() else value
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,160 @@
+"""Worker rows and actor environments, built in and contributed by entry points.
+
+A row says, for one role and backend/mode, which class runs by default, which runs
+when quantized, and which Protocol each must satisfy. An actor environment says in
+which Python interpreter a worker class lives; the verifier runs there.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+
+ENTRY_POINT_GROUP = "nemo_rl.workers"
+
+
+@dataclass(frozen=True)
+class ActorEnvironment:
+    """A Python environment worker actors run in. No executable: the driver's own."""
+
+    name: str
+    py_executable: str | None = None
+
+    @property
+    def is_driver(self) -> bool:
+        return self.py_executable is None or self.py_executable == sys.executable
+
+    @property
+    def python(self) -> str:
+        return self.py_executable if self.py_executable is not None else sys.executable
+
+
+DRIVER_ENV = ActorEnvironment(name="driver")
+
+
+@dataclass(frozen=True)
+class WorkerRow:
+    """One row of the worker table: (role, backend, mode) and its classes."""
+
+    role: str
+    backend: str
+    mode: str | None
+    default_fqn: str
+    quantized_fqn: str | None
+    protocol: str
+    quant_protocol: str | None
+    env: ActorEnvironment = DRIVER_ENV
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.role, self.backend, self.mode)
+
+    @property
+    def label(self) -> str:
+        """Human name of the row, e.g. 'vLLM async mode' or 'megatron backend'."""
+        if self.backend == "vllm" and self.mode is not None:
+            return f"vLLM {self.mode} mode"
+        if self.mode is not None:
+            return f"{self.backend} backend, {self.mode} mode"
+        return f"{self.backend} backend"
+
+
+@dataclass(frozen=True)
+class WorkerPlugin:
+    """What an entry point of the `nemo_rl.workers` group contributes."""
+
+    rows: tuple[WorkerRow, ...] = ()
+    environments: Mapping[str, ActorEnvironment] = field(default_factory=dict)
+
+
+class RegistryError(ValueError):
+    """A plugin contributed a row or an environment that clashes with another."""
+
+
+class WorkerRegistry:
+    """Rows by (role, backend, mode), and actor environments by worker FQN."""
+
+    def __init__(
+        self,
+        rows: Iterable[WorkerRow],
+        environments: Mapping[str, ActorEnvironment] | None = None,
+    ) -> None:
+        self._rows: dict[tuple[str, str, str | None], WorkerRow] = {}
+        self._envs: dict[str, ActorEnvironment] = {}
+        self.add(WorkerPlugin(tuple(rows), dict(environments or {})), source="built-in")
+
+    def add(self, plugin: WorkerPlugin, *, source: str) -> None:
+        """Add a plugin's rows and environments; a clash names both sources."""
+        for row in plugin.rows:
+            if row.key in self._rows:
+                raise RegistryError(
+                    f"{source} registers a second worker row for {row.role} {row.label}; "
+                    f"it already runs {self._rows[row.key].default_fqn}."
+                )
+            self._rows[row.key] = row
+            for fqn in (row.default_fqn, row.quantized_fqn):
+                if fqn is not None:
+                    self._envs.setdefault(fqn, row.env)
+        for fqn, env in plugin.environments.items():
+            known = self._envs.get(fqn)
+            if known is not None and known != env:
+                raise RegistryError(
+                    f"{source} registers {fqn} in environment {env.name!r}, "
+                    f"but it is already registered in {known.name!r}."
+                )
+            self._envs[fqn] = env
+
+    def row(self, role: str, backend: str, mode: str | None = None) -> WorkerRow | None:
+        return self._rows.get((role, backend, mode))
+
+    def rows(self) -> tuple[WorkerRow, ...]:
+        return tuple(self._rows.values())
+
+    def backends(self, role: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(r.backend for r in self._rows.values() if r.role == role))
+
+    def environment_of(self, fqn: str) -> ActorEnvironment | None:
+        return self._envs.get(fqn)
+
+    def owner_of(self, fqn: str) -> tuple[WorkerRow, bool] | None:
+        """The row whose default (False) or quantized (True) class is `fqn`."""
+        for row in self._rows.values():
+            if row.default_fqn == fqn:
+                return row, False
+            if row.quantized_fqn == fqn:
+                return row, True
+        return None
+
+
+def _load_plugin(entry_point: metadata.EntryPoint) -> WorkerPlugin:
+    loaded: object = entry_point.load()
+    if callable(loaded) and not isinstance(loaded, WorkerPlugin):
+        factory: Callable[[], object] = loaded
+        loaded = factory()
+    if not isinstance(loaded, WorkerPlugin):
+        raise RegistryError(
+            f"entry point {entry_point.name!r} ({entry_point.value}) of group "
+            f"{ENTRY_POINT_GROUP!r} must be a WorkerPlugin or return one, "
+            f"but gave {type(loaded).__name__}."
+        )
+    return loaded
+
+
+def build_registry(*, entry_points: bool = True) -> WorkerRegistry:
+    """The built-in table plus every installed `nemo_rl.workers` entry point."""
+    from nemo_rl.workers.table import BUILTIN_ROWS
+
+    registry = WorkerRegistry(BUILTIN_ROWS)
+    if entry_points:
+        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+            registry.add(_load_plugin(ep), source=f"entry point {ep.name!r} ({ep.value})")
+    return registry
+
+
+@functools.cache
+def default_registry() -> WorkerRegistry:
+    """The process-wide registry, built once (entry points are read on first use)."""
+    return build_registry()
