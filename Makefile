@@ -3,23 +3,25 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test pytest typecheck static-cases lint bench clean
+.PHONY: setup run test pytest typecheck lint bench clean
 
 setup: $(STAMP)
 
 # torch==2.13.0 first: pip takes the CPU build that lies on disk here; anything newer
 # would pull several GB of CUDA wheels.
-$(STAMP): pyproject.toml
+# The research template is installed too: its entry point registers its worker.
+$(STAMP): pyproject.toml research/template_project/pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[runtime,dev]'
+	$(PY) -m pip install -q --no-deps -e research/template_project
 	touch $(STAMP)
 
 run: setup
 	$(PY) -m nemo_rl.demo
 
-test: typecheck pytest
+test: lint typecheck pytest
 
 typecheck: setup
 	$(VENV)/bin/mypy

@@ -6,9 +6,7 @@ declared; real configs carry many more, which pass through untouched.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
-
-from typing_extensions import NotRequired
+from typing import Any, NotRequired, TypedDict
 
 
 class MegatronConfig(TypedDict):

@@ -95,10 +95,17 @@ def policy_backend(section: Mapping[str, Any], path: str) -> tuple[str | None, l
         )
     else:
         given = "neither enabled"
-        message = f"{path}: neither Megatron nor Automodel is enabled; set exactly one of {keys} to true."
+        message = (
+            f"{path}: neither Megatron nor Automodel is enabled; set exactly one of {keys} to true."
+        )
     return None, [
-        Problem(path=path, expected="exactly one backend enabled", given=given,
-                message=message, rule="backend")
+        Problem(
+            path=path,
+            expected="exactly one backend enabled",
+            given=given,
+            message=message,
+            rule="backend",
+        )
     ]
 
 
@@ -108,3 +115,20 @@ def quant_cfg_of(section: Mapping[str, Any]) -> object:
     if value is None or value == "":
         return None
     return value
+
+
+def section_at(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    """The mapping at a section path such as `policy.generation` or `teachers[1]`."""
+    node: object = config
+    for part in path.split("."):
+        name, _, index = part.partition("[")
+        mapping = as_mapping(node)
+        if mapping is None:
+            return None
+        node = mapping.get(name)
+        if index:
+            if not isinstance(node, list):
+                return None
+            i = int(index.rstrip("]"))
+            node = node[i] if 0 <= i < len(node) else None
+    return as_mapping(node)

@@ -88,19 +88,32 @@ def resolve_generation(
     backend = section.get("backend")
     if not isinstance(backend, str):
         raise WorkerConfigError(
-            [Problem(f"{path}.backend", "a backend name such as 'vllm'", show(backend),
-                     f"{path}.backend must be a backend name such as 'vllm', but is {show(backend)}.",
-                     rule="schema")]
+            [
+                Problem(
+                    f"{path}.backend",
+                    "a backend name such as 'vllm'",
+                    show(backend),
+                    f"{path}.backend must be a backend name such as 'vllm', "
+                    f"but is {show(backend)}.",
+                    rule="schema",
+                )
+            ]
         )
     configured = section.get(FIELD)
     if backend not in registry.backends("generation"):
         if configured is not None:  # R7
             raise WorkerConfigError(
-                [Problem(f"{path}.{FIELD}", f"unset (backend {backend!r} has no worker extensions)",
-                         show(configured),
-                         f"{path}.{FIELD} is set to {show(configured)}, but generation backend "
-                         f"{backend!r} does not use worker extensions and would silently ignore it; "
-                         f"remove the field or use backend 'vllm'.", rule="R7")]
+                [
+                    Problem(
+                        f"{path}.{FIELD}",
+                        f"unset (backend {backend!r} has no worker extensions)",
+                        show(configured),
+                        f"{path}.{FIELD} is set to {show(configured)}, but generation backend "
+                        f"{backend!r} does not use worker extensions and would silently ignore it; "
+                        f"remove the field or use backend 'vllm'.",
+                        rule="R7",
+                    )
+                ]
             )
         return None
     mode, problems = _vllm_mode(section, path)
@@ -112,18 +125,17 @@ def resolve_generation(
     return _select(row, section, path, fqn, source, registry)
 
 
-def resolve_config(
+def resolve_sections(
     config: Mapping[str, Any], *, registry: WorkerRegistry | None = None
-) -> list[Resolution]:
-    """Resolve every worker-bearing section; raise all problems of all sections at once."""
+) -> tuple[list[Resolution], list[Problem]]:
+    """Resolve every worker-bearing section; what resolved, and every problem of the rest."""
     registry = registry or default_registry()
     resolutions: list[Resolution] = []
     problems: list[Problem] = []
     for path, raw in worker_sections(config):
-        shape = section_problem(raw, path)
         section = as_mapping(raw)
-        if shape is not None or section is None:
-            problems.extend([shape] if shape else [])
+        if section is None:
+            problems.extend(p for p in [section_problem(raw, path)] if p)
             continue
         try:
             resolutions.append(resolve_policy(section, path=path, registry=registry))
@@ -144,6 +156,14 @@ def resolve_config(
         else:
             if resolved is not None:
                 resolutions.append(resolved)
+    return resolutions, problems
+
+
+def resolve_config(
+    config: Mapping[str, Any], *, registry: WorkerRegistry | None = None
+) -> list[Resolution]:
+    """Resolve every worker-bearing section; raise all problems of all sections at once."""
+    resolutions, problems = resolve_sections(config, registry=registry)
     raise_if_any(problems)
     return resolutions
 
@@ -162,10 +182,17 @@ def _configured_fqn(
         return configured, "config"
     if configured is not None and configured != constructor_fqn:
         raise WorkerConfigError(
-            [Problem(f"{path}.{FIELD}", show(configured), show(constructor_fqn),
-                     f"Policy(worker_extension_cls_fqn={show(constructor_fqn)}) conflicts with "
-                     f"{path}.{FIELD}={show(configured)}; remove the deprecated constructor "
-                     "argument and keep only the config field.", rule="R0")]
+            [
+                Problem(
+                    f"{path}.{FIELD}",
+                    show(configured),
+                    show(constructor_fqn),
+                    f"Policy(worker_extension_cls_fqn={show(constructor_fqn)}) conflicts with "
+                    f"{path}.{FIELD}={show(configured)}; remove the deprecated constructor "
+                    "argument and keep only the config field.",
+                    rule="R0",
+                )
+            ]
         )
     return constructor_fqn, "constructor"
 
@@ -182,10 +209,16 @@ def _select(
     quant = quant_cfg_of(section)
     if quant is not None and not isinstance(quant, str):
         raise WorkerConfigError(
-            [Problem(f"{path}.quant_cfg", "a ModelOpt config name or a path to a YAML recipe",
-                     show(quant),
-                     f"{path}.quant_cfg must be a ModelOpt config name (e.g. FP8_DEFAULT_CFG) or a "
-                     f"path to a YAML recipe, but is {show(quant)}.", rule="schema")]
+            [
+                Problem(
+                    f"{path}.quant_cfg",
+                    "a ModelOpt config name or a path to a YAML recipe",
+                    show(quant),
+                    f"{path}.quant_cfg must be a ModelOpt config name (e.g. FP8_DEFAULT_CFG) or a "
+                    f"path to a YAML recipe, but is {show(quant)}.",
+                    rule="schema",
+                )
+            ]
         )
     if configured is not None:
         malformed = fqn_problem(configured, field_path)
@@ -193,21 +226,41 @@ def _select(
             raise WorkerConfigError([malformed])
     assert configured is None or isinstance(configured, str)
 
-    def done(fqn: str, rule: str, src: Source, warnings: tuple[str, ...] = (),
-             base: str | None = None) -> Resolution:
+    def done(
+        fqn: str, rule: str, src: Source, warnings: tuple[str, ...] = (), base: str | None = None
+    ) -> Resolution:
         protocol = row.quant_protocol if quant is not None and row.quant_protocol else row.protocol
         env = registry.environment_of(fqn)
         assert env is not None
-        return Resolution(path, row.role, row.backend, row.mode, quant is not None, fqn, rule,
-                          src, protocol, env, warnings, base)
+        return Resolution(
+            path,
+            row.role,
+            row.backend,
+            row.mode,
+            quant is not None,
+            fqn,
+            rule,
+            src,
+            protocol,
+            env,
+            warnings,
+            base,
+        )
 
     if quant is not None:
         expected = row.quantized_fqn
         if expected is None:
             raise WorkerConfigError(
-                [Problem(f"{path}.quant_cfg", "null (no quantized worker exists)", show(quant),
-                         f"{path}.quant_cfg is set, but the {row.label} has no quantized worker; "
-                         "remove quant_cfg.", rule="R6")]
+                [
+                    Problem(
+                        f"{path}.quant_cfg",
+                        "null (no quantized worker exists)",
+                        show(quant),
+                        f"{path}.quant_cfg is set, but the {row.label} has no quantized worker; "
+                        "remove quant_cfg.",
+                        rule="R6",
+                    )
+                ]
             )
         if configured is None:  # R3
             return done(expected, "R3", "quant-auto", (quant_auto_warning(expected),))
@@ -215,24 +268,40 @@ def _select(
             return done(expected, "R4", source)
         raise WorkerConfigError([_mismatch(row, field_path, expected, configured, registry)])  # R5
     if configured is None or configured == row.default_fqn:  # R1
-        return done(row.default_fqn, "R1" if configured is None else "R2",
-                    "default" if configured is None else source)
+        return done(
+            row.default_fqn,
+            "R1" if configured is None else "R2",
+            "default" if configured is None else source,
+        )
     owner = registry.owner_of(configured)
     if owner is not None and owner[0] is not row:
         other, is_quant = owner
         kind = "quantized worker" if is_quant else "default worker"
         raise WorkerConfigError(
-            [Problem(field_path, f"a subclass of {row.default_fqn}", configured,
-                     f"{field_path}={configured} is the {kind} of the {other.role} {other.label}, "
-                     f"but this section uses the {row.label}; use {row.default_fqn} or a subclass "
-                     "of it.", rule="R2")]
+            [
+                Problem(
+                    field_path,
+                    f"a subclass of {row.default_fqn}",
+                    configured,
+                    f"{field_path}={configured} is the {kind} of the {other.role} {other.label}, "
+                    f"but this section uses the {row.label}; use {row.default_fqn} or a subclass "
+                    "of it.",
+                    rule="R2",
+                )
+            ]
         )
     if registry.environment_of(configured) is None:
         raise WorkerConfigError(
-            [Problem(field_path, "a worker class registered with an actor environment", configured,
-                     f"{field_path}={configured} is not registered with an actor environment; "
-                     "register it through the 'nemo_rl.workers' entry-point group of its package.",
-                     rule="R2")]
+            [
+                Problem(
+                    field_path,
+                    "a worker class registered with an actor environment",
+                    configured,
+                    f"{field_path}={configured} is not registered with an actor environment; "
+                    "register it through the 'nemo_rl.workers' entry-point group of its package.",
+                    rule="R2",
+                )
+            ]
         )
     return done(configured, "R2", source, base=row.default_fqn)
 
@@ -240,16 +309,19 @@ def _select(
 def _mismatch(
     row: WorkerRow, field_path: str, expected: str, given: str, registry: WorkerRegistry
 ) -> Problem:
-    why = f"quant_cfg is set and this section uses the {row.label}"
+    whose = ""
     owner = registry.owner_of(given)
     if owner is not None:
         other, is_quant = owner
         kind = "quantized worker" if is_quant else "default (unquantized) worker"
-        why += f" ({given} is the {kind} of the {other.role} {other.label})"
+        whose = f" (the {kind} of the {other.role} {other.label})"
     return Problem(
-        field_path, expected, given,
-        f"{field_path} is {given}, but {why}, so it must be {expected}; set it to that "
-        "or remove it to have it filled in.",
+        field_path,
+        expected,
+        given,
+        f"{field_path} must be {expected} because quant_cfg is set and this section uses the "
+        f"{row.label}, but is {given}{whose}; set it to the expected class or remove it to have "
+        "it filled in.",
         rule="R5",
     )
 
@@ -266,15 +338,23 @@ def _vllm_mode(section: Mapping[str, Any], path: str) -> tuple[str, list[Problem
         return "sync", []
     if not isinstance(flag, bool):
         return "sync", [
-            Problem(f"{path}.vllm_cfg.async_engine", "true or false", show(flag),
-                    f"{path}.vllm_cfg.async_engine must be true or false, but is {show(flag)}.",
-                    rule="schema")
+            Problem(
+                f"{path}.vllm_cfg.async_engine",
+                "true or false",
+                show(flag),
+                f"{path}.vllm_cfg.async_engine must be true or false, but is {show(flag)}.",
+                rule="schema",
+            )
         ]
     return ("async" if flag else "sync"), []
 
 
 def _unknown_row(path: str, role: str, backend: str, registry: WorkerRegistry) -> Problem:
     known = ", ".join(registry.backends(role)) or "none"
-    return Problem(path, f"a registered {role} backend ({known})", backend,
-                   f"{path}: no {role} worker is registered for {backend!r}; known: {known}.",
-                   rule="registry")
+    return Problem(
+        path,
+        f"a registered {role} backend ({known})",
+        backend,
+        f"{path}: no {role} worker is registered for {backend!r}; known: {known}.",
+        rule="registry",
+    )
