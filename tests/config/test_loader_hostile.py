@@ -1,0 +1,188 @@
+"""Unusable and hostile config files: each is one ConfigLoadError line, after bounded work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nemo_rl.config.loader import MAX_FILE_BYTES, ConfigLoadError, load_config
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def load_error(path: Path, *, root: Path | None = None) -> ConfigLoadError:
+    with pytest.raises(ConfigLoadError) as info:
+        load_config(path, root=root)
+    err = info.value
+    assert "\n" not in str(err)
+    assert str(err) == f"{err.file}: {err.reason}"
+    return err
+
+
+def test_alias_bomb(tmp_path: Path) -> None:
+    lines = ['l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    bomb = write(tmp_path / "lol.yaml", "\n".join(lines) + "\n")  # 9**10 nodes expanded
+    err = load_error(bomb)
+    assert err.kind == "too-large"
+    assert err.file == str(bomb)
+    assert "aliases expand" in err.reason
+
+
+def test_a_few_aliases_are_fine(tmp_path: Path) -> None:
+    cfg = write(tmp_path / "ok.yaml", "a: &x {k: 1}\nb: *x\n")
+    assert load_config(cfg) == {"a": {"k": 1}, "b": {"k": 1}}
+
+
+def test_file_over_the_size_limit_is_not_read(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as f:
+        f.write(b"a: 1\n")
+        f.truncate(50 * 1024 * 1024)  # 50 MB, sparse: cheap to make, refused by size
+    err = load_error(big)
+    assert err.kind == "too-large"
+    assert f"over the {MAX_FILE_BYTES}-byte limit" in err.reason
+
+
+def test_interpolation_bomb(tmp_path: Path) -> None:
+    lines = ['a0: "xxxxxxxxxx"']
+    lines += [f'a{i}: "' + f"${{a{i - 1}}}" * 10 + '"' for i in range(1, 12)]
+    err = load_error(write(tmp_path / "ibomb.yaml", "\n".join(lines) + "\n"))
+    assert err.kind == "interpolation"
+    assert "would expand to over" in err.reason
+
+
+def test_arithmetic_resolvers_refuse_huge_integers(tmp_path: Path) -> None:
+    lines = ["a0: 10"] + [f"a{i}: ${{mul:${{a{i - 1}}},${{a{i - 1}}}}}" for i in range(1, 7)]
+    err = load_error(write(tmp_path / "square.yaml", "\n".join(lines) + "\n"))  # 10**64
+    assert err.kind == "interpolation"
+    assert "integer result over" in err.reason
+
+
+def test_recursive_interpolation(tmp_path: Path) -> None:
+    err = load_error(write(tmp_path / "loop.yaml", "a: ${b}\nb: ${a}\n"))
+    assert err.kind == "interpolation"
+    assert "Recursive interpolation" in err.reason
+
+
+def test_defaults_cycle_names_the_chain(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.yaml", "defaults: sub/b.yaml\nx: 1\n")
+    write(tmp_path / "sub" / "b.yaml", "defaults: [../a.yaml]\ny: 1\n")
+    err = load_error(a)
+    assert err.kind == "cycle"
+    assert err.file == str(tmp_path / "sub" / "b.yaml")
+    assert err.reason == f"defaults cycle: {a} -> {tmp_path / 'sub' / 'b.yaml'} -> {a}"
+
+
+def test_file_that_defaults_to_itself(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.yaml", "defaults: a.yaml\n")
+    assert load_error(a).reason == f"defaults cycle: {a} -> {a}"
+
+
+def test_defaults_outside_root(tmp_path: Path) -> None:
+    write(tmp_path / "outside.yaml", "secret: 1\n")
+    child = write(tmp_path / "root" / "child.yaml", "defaults: ../outside.yaml\n")
+    assert load_config(child) == {"secret": 1}  # no root: allowed, as upstream
+    err = load_error(child, root=tmp_path / "root")
+    assert err.kind == "outside-root"
+    assert err.file == str(child)
+    assert "'../outside.yaml'" in err.reason and "outside the allowed root" in err.reason
+
+
+def test_symlink_escaping_root(tmp_path: Path) -> None:
+    write(tmp_path / "outside.yaml", "secret: 1\n")
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "link.yaml").symlink_to(tmp_path / "outside.yaml")
+    child = write(tmp_path / "root" / "child.yaml", "defaults: link.yaml\n")
+    assert load_error(child, root=tmp_path / "root").kind == "outside-root"
+
+
+def test_config_itself_outside_root(tmp_path: Path) -> None:
+    cfg = write(tmp_path / "cfg.yaml", "a: 1\n")
+    assert load_error(cfg, root=tmp_path / "elsewhere").kind == "outside-root"
+    assert load_config(cfg, root=tmp_path) == {"a": 1}
+
+
+def test_missing_defaults_file_names_both_files(tmp_path: Path) -> None:
+    child = write(tmp_path / "recipes" / "child.yaml", "defaults: ../gone/parent.yaml\n")
+    err = load_error(child)
+    assert err.kind == "missing-default"
+    assert err.file == str(child)
+    assert err.reason == (
+        f"defaults entry '../gone/parent.yaml' names {tmp_path / 'gone' / 'parent.yaml'},"
+        " which does not exist"
+    )
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    err = load_error(tmp_path / "nope.yaml")
+    assert err.kind == "missing-file"
+    assert err.file == str(tmp_path / "nope.yaml")
+
+
+def test_directory_is_not_a_config(tmp_path: Path) -> None:
+    assert load_error(tmp_path).kind == "not-a-file"
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "says"),
+    [
+        (bytes(range(256)) * 4, "not-utf8", "is not UTF-8 text (byte 0x80 at offset 128)"),
+        (b"a: 1\x00\n", "yaml", "unacceptable character #x0000"),
+        (b"a: [1, 2\nb: 3\n", "yaml", "invalid YAML at line"),
+        (b"a: 1\na: 2\n", "yaml", "found duplicate key a"),
+        (b"a: 1\n---\nb: 2\n", "yaml", "expected a single document"),
+        (b"a: " + b"[" * 5000 + b"]" * 5000 + b"\n", "yaml", "nesting depth"),
+        (b"- 1\n- 2\n", "not-mapping", "not a list"),
+        (b"a: !!set {x, y}\n", "yaml", "a holds a set; a config holds only strings"),
+        (b"a: [!!binary aGVsbG8=]\n", "yaml", "a[0] holds a bytes"),
+        (b"a: !!python/object/apply:pathlib.Path [/etc]\n", "yaml", "a holds a PosixPath"),
+        (
+            b"a: !!python/object/apply:os.system [echo]\n",
+            "yaml",
+            "could not determine a constructor",
+        ),
+        (b"~: 1\n", "yaml", "has a key None under the top level"),
+        (b"just a string\n", "not-mapping", "not a str"),
+        (b"defaults: 5\n", "defaults", "defaults must be a file name or a list of file names"),
+        (b"defaults: [a.yaml, 3]\n", "defaults", "defaults must be a file name"),
+    ],
+)
+def test_unusable_content(tmp_path: Path, content: bytes, kind: str, says: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(content)
+    err = load_error(path)
+    assert err.kind == kind
+    assert says in err.reason
+    assert err.file == str(path)
+
+
+def test_block_nesting_too_deep_for_python(tmp_path: Path) -> None:
+    text = "".join(" " * i + f"k{i}:\n" for i in range(990)) + " " * 990 + "leaf: 1\n"
+    err = load_error(write(tmp_path / "deep.yaml", text))
+    assert err.kind == "yaml"
+    assert err.reason == "is nested too deeply"
+
+
+def test_defaults_fan_out_is_bounded(tmp_path: Path) -> None:
+    # Each level names the next twice: 2**20 loads without a bound on the files pulled in.
+    for i in range(20):
+        write(tmp_path / f"l{i}.yaml", f"defaults: [l{i + 1}.yaml, l{i + 1}.yaml]\nk{i}: 1\n")
+    write(tmp_path / "l20.yaml", "end: 1\n")
+    err = load_error(tmp_path / "l0.yaml")
+    assert err.kind == "too-deep"
+    assert err.reason == "defaults pull in more than 256 files"
+
+
+def test_defaults_chain_depth_is_bounded(tmp_path: Path) -> None:
+    for i in range(40):
+        write(tmp_path / f"c{i}.yaml", f"defaults: c{i + 1}.yaml\n")
+    write(tmp_path / "c40.yaml", "end: 1\n")
+    err = load_error(tmp_path / "c0.yaml")
+    assert err.kind == "too-deep"
+    assert err.reason == "defaults nest more than 32 files deep"
