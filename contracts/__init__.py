@@ -3,6 +3,12 @@
 Import-light: only the standard library, typing_extensions and beartype.
 """
 
+from contracts.calltime import (
+    CALL_CONTRACTS_ENV,
+    ContractCallError,
+    call_contracts_enabled,
+    enforce_calls,
+)
 from contracts.init_call import GENERATION_INIT, INIT_CALLS, POLICY_INIT, InitCall
 from contracts.protocols import (
     PROTOCOLS,
@@ -23,6 +29,14 @@ from contracts.types import (
     QuantizerStats,
     TrainBatch,
     TrainResult,
+)
+from contracts.verify import (
+    ContractError,
+    VerifyReport,
+    Violation,
+    check,
+    clear_cache,
+    verify,
 )
 
 __all__ = [
@@ -46,4 +60,14 @@ __all__ = [
     "QuantizerStats",
     "TrainBatch",
     "TrainResult",
+    "CALL_CONTRACTS_ENV",
+    "ContractCallError",
+    "ContractError",
+    "VerifyReport",
+    "Violation",
+    "call_contracts_enabled",
+    "check",
+    "clear_cache",
+    "enforce_calls",
+    "verify",
 ]

@@ -4,11 +4,7 @@ Plain lists and numbers only, so batches are cheap to send through Ray and the
 contracts stay free of torch.
 """
 
-from __future__ import annotations
-
-from typing import TypedDict
-
-from typing_extensions import NotRequired
+from typing import NotRequired, TypedDict
 
 
 class TrainBatch(TypedDict):
