@@ -1,0 +1,1 @@
+"""Quantized counterparts of nemo_rl.models workers."""

@@ -1,0 +1,1 @@
+"""Quantized vLLM generation workers and their vLLM worker extension."""

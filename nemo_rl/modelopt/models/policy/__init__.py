@@ -1,0 +1,1 @@
+"""Quantized policy workers."""

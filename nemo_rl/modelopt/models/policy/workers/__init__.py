@@ -1,0 +1,1 @@
+"""Quantized policy worker classes (imported by FQN, not from here)."""

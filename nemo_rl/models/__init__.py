@@ -1,0 +1,1 @@
+"""Models: policy (training) and generation workers. Import-light: no torch here."""

@@ -1,0 +1,1 @@
+"""Generation: the rollout side. Import-light: worker modules import vLLM lazily."""

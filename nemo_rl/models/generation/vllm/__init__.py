@@ -1,0 +1,1 @@
+"""vLLM generation workers and their internal vLLM worker extensions."""

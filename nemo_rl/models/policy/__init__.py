@@ -1,0 +1,1 @@
+"""Policy: the training side. Import-light: worker modules import torch themselves."""
