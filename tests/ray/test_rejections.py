@@ -1,0 +1,182 @@
+"""Every rejection happens before allocation: no new actor, no new placement group, and
+the caller's config is left exactly as it was."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
+from nemo_rl.errors import WorkerConfigError
+from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
+from nemo_rl.models.policy.lm_policy import Policy
+from tests.conftest import ray_resources_snapshot
+from tests.ray.fault_workers import (
+    BadInitWorker,
+    MissingMethodWorker,
+    NotASubclassWorker,
+    WrongSignatureWorker,
+    fault_registry,
+    fqn_of,
+)
+
+pytestmark = pytest.mark.ray
+
+CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
+FIELD = "policy.worker_extension_cls_fqn"
+AUTOMODEL_DEFAULT = (
+    "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
+)
+AUTOMODEL_QUANT = (
+    "nemo_rl.modelopt.models.policy.workers.automodel_quant_policy_worker."
+    "AutomodelQuantPolicyWorker"
+)
+MEGATRON_QUANT = (
+    "nemo_rl.modelopt.models.policy.workers.megatron_quant_policy_worker."
+    "MegatronQuantPolicyWorker"
+)
+VLLM_SYNC = "nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorker"
+VLLM_ASYNC_QUANT = (
+    "nemo_rl.modelopt.models.generation.vllm_quant_worker.VllmQuantAsyncGenerationWorker"
+)
+
+
+@pytest.fixture
+def cluster(ray_cluster: None) -> Iterator[RayVirtualCluster]:
+    cluster = RayVirtualCluster([2], use_gpus=False, name="rejections")
+    yield cluster
+    cluster.shutdown()
+
+
+def plain_policy() -> dict[str, Any]:
+    section: dict[str, Any] = load_config(CONFIGS / "grpo_tiny.yaml")["policy"]
+    return section
+
+
+def quant_policy() -> dict[str, Any]:
+    section: dict[str, Any] = load_config(CONFIGS / "grpo_tiny_int8.yaml")["policy"]
+    return section
+
+
+def rejected(make: Callable[[], object], config: dict[str, Any]) -> WorkerConfigError:
+    """Run `make`, which must raise WorkerConfigError and allocate nothing."""
+    config_before = copy.deepcopy(config)
+    before = ray_resources_snapshot()
+    with pytest.raises(WorkerConfigError) as info:
+        make()
+    assert ray_resources_snapshot() == before
+    assert config == config_before
+    return info.value
+
+
+def test_r5_other_backends_quantized_worker(cluster: RayVirtualCluster) -> None:
+    config: dict[str, Any] = load_config(CONFIGS / "mismatched_quant.yaml")["policy"]
+    err = rejected(lambda: Policy(cluster, config), config)
+    assert err.path == FIELD
+    assert err.expected == AUTOMODEL_QUANT
+    assert err.given == MEGATRON_QUANT
+    assert "megatron backend" in str(err)
+
+
+def test_wrong_vllm_mode(cluster: RayVirtualCluster) -> None:
+    generation = quant_policy()["generation"]
+    generation["vllm_cfg"]["async_engine"] = True  # the sync quantized worker is named
+    err = rejected(lambda: VllmGeneration(cluster, generation, defer_model_load=True), generation)
+    assert err.path == "policy.generation.worker_extension_cls_fqn"
+    assert err.expected == VLLM_ASYNC_QUANT
+    assert "vLLM sync mode" in str(err)
+
+
+def test_unregistered_fqn(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    config["worker_extension_cls_fqn"] = "my_pkg.workers.CustomPolicyWorker"
+    err = rejected(lambda: Policy(cluster, config), config)
+    assert err.path == FIELD
+    assert err.given == "my_pkg.workers.CustomPolicyWorker"
+    assert "not registered" in str(err)
+
+
+def test_default_worker_of_another_role(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    config["worker_extension_cls_fqn"] = VLLM_SYNC
+    err = rejected(lambda: Policy(cluster, config), config)
+    assert err.given == VLLM_SYNC
+    assert err.expected == f"a subclass of {AUTOMODEL_DEFAULT}"
+
+
+def test_not_a_subclass_of_the_default_worker(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    fqn = fqn_of(NotASubclassWorker)
+    config["worker_extension_cls_fqn"] = fqn
+    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    assert {p.path for p in err.problems} == {FIELD}
+    assert {p.given for p in err.problems} == {fqn}
+    expected = f"a class implementing PolicyWorker and a subclass of {AUTOMODEL_DEFAULT}"
+    assert err.expected == expected
+    assert any("AutomodelPolicyWorker" in p.message and "subclass" in p.message
+               for p in err.problems)
+
+
+def test_missing_protocol_method(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    config["worker_extension_cls_fqn"] = fqn_of(MissingMethodWorker)
+    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    missing = [p for p in err.problems if "PolicyWorker.get_logprobs" in p.message]
+    assert len(missing) == 1
+    assert missing[0].path == FIELD
+
+
+def test_wrong_signature(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    config["worker_extension_cls_fqn"] = fqn_of(WrongSignatureWorker)
+    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    assert len(err.problems) == 1
+    assert "PolicyWorker.train" in err.problems[0].message
+    assert "scale" in err.problems[0].message
+
+
+def test_constructor_cannot_bind_builder_arguments(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    config["worker_extension_cls_fqn"] = fqn_of(BadInitWorker)
+    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    assert len(err.problems) == 1
+    assert "device" in err.problems[0].message
+
+
+def test_unknown_quant_cfg(cluster: RayVirtualCluster) -> None:
+    config = quant_policy()
+    config["quant_cfg"] = "NOT_A_MODELOPT_CFG"
+    err = rejected(lambda: Policy(cluster, config), config)
+    assert err.path == "policy.quant_cfg"
+    assert err.given == "NOT_A_MODELOPT_CFG"
+
+
+def test_outdated_config_and_resolver_problems_come_together(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    config["dtensor_cfg"] = config.pop("automodel_cfg")
+    config["megatron_cfg"]["enabled"] = True
+    config["quant_cfg"] = "INT8_DEFAULT_CFG"
+    config["worker_extension_cls_fqn"] = AUTOMODEL_QUANT
+    err = rejected(lambda: Policy(cluster, config), config)
+    paths = [p.path for p in err.problems]
+    assert "policy.dtensor_cfg" in paths
+    assert FIELD in paths  # R5: megatron is the enabled backend now
+
+
+def test_conflicting_deprecated_argument(cluster: RayVirtualCluster) -> None:
+    config = quant_policy()
+    config["worker_extension_cls_fqn"] = AUTOMODEL_QUANT
+
+    def make() -> Policy:
+        with pytest.warns(DeprecationWarning):
+            return Policy(cluster, config, worker_extension_cls_fqn=AUTOMODEL_DEFAULT)  # type: ignore[deprecated]  # R0 under test
+
+    err = rejected(make, config)
+    assert err.path == FIELD
+    assert AUTOMODEL_QUANT in str(err) and AUTOMODEL_DEFAULT in str(err)
+    assert err.problems[0].rule == "R0"
