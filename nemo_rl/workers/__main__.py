@@ -1,0 +1,3 @@
+from nemo_rl.workers.cli import main
+
+raise SystemExit(main())

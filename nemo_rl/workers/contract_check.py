@@ -1,0 +1,221 @@
+"""Verify a resolved worker class against its contract, in the class's own environment.
+
+`check_worker_class` is the check itself; it runs in whichever interpreter holds the
+class: in-process when that is the driver's, inside one CPU-only Ray task for worker
+groups (`nemo_rl.distributed.verification`), or, for the CLI, in a subprocess of the
+environment's Python (`problems_in_subprocess`, this module's `__main__`, JSON in and
+out). Only FQNs the resolver accepted (registered ones) ever reach an import here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contracts.init_call import InitCall
+from nemo_rl.errors import Problem
+from nemo_rl.workers.registry import ActorEnvironment
+from nemo_rl.workers.resolver import FIELD, Resolution
+
+# A verification subprocess that takes longer than this is reported, not waited on.
+SUBPROCESS_TIMEOUT_S = 120.0
+
+# Problems cross the environment boundary as plain tuples of Problem's fields.
+ProblemFields = tuple[str, str, str, str, str]
+
+
+@dataclass(frozen=True)
+class WorkerCheck:
+    """Everything the verifier needs, as plain data (it travels to other environments)."""
+
+    fqn: str
+    protocol: str
+    base_fqn: str | None
+    init_call: InitCall
+    section_path: str
+    section: Mapping[str, Any]
+
+    @property
+    def field_path(self) -> str:
+        return f"{self.section_path}.{FIELD}"
+
+    @property
+    def expected(self) -> str:
+        base = f" and a subclass of {self.base_fqn}" if self.base_fqn else ""
+        return f"a class implementing {self.protocol}{base}"
+
+    @classmethod
+    def of(cls, resolution: Resolution, section: Mapping[str, Any]) -> WorkerCheck:
+        from contracts.init_call import INIT_CALLS
+
+        return cls(
+            resolution.fqn,
+            resolution.protocol,
+            resolution.base_fqn,
+            INIT_CALLS[resolution.role],
+            resolution.section,
+            plain(section),
+        )
+
+
+def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
+    """The check itself, run in the worker's environment; problems as plain tuples."""
+    from contracts.protocols import PROTOCOLS
+
+    path, fqn = check.field_path, check.fqn
+    protocol = PROTOCOLS.get(check.protocol)
+    if protocol is None:
+        return [
+            (
+                path,
+                f"one of {', '.join(PROTOCOLS)}",
+                check.protocol,
+                f"{path}={fqn} must satisfy {check.protocol!r}, which is not a known contract "
+                f"(known: {', '.join(PROTOCOLS)}).",
+                "contract",
+            )
+        ]
+    cls, problem = import_class(fqn, path, check.expected)
+    if problem is not None:
+        return [problem]
+    base: type | None = None
+    if check.base_fqn is not None:
+        base, problem = import_class(check.base_fqn, path, check.expected)
+        if problem is not None:
+            return [problem]
+    assert cls is not None
+    problems: list[ProblemFields] = []
+    from contracts.verify import ContractError, verify
+
+    try:
+        verify(cls, protocol, base=base, init_call=check.init_call)
+    except ContractError as err:
+        violations = [str(v) for v in getattr(err, "violations", ())] or [str(err)]
+        problems.extend(
+            (
+                path,
+                check.expected,
+                fqn,
+                f"{path}={fqn} does not satisfy the {check.protocol} contract: {line}",
+                "contract",
+            )
+            for line in violations
+        )
+    preflight = getattr(cls, "preflight", None)
+    if callable(preflight):
+        try:
+            found: object = preflight(check.section, check.section_path)
+        except Exception as err:  # a crashing preflight is a worker bug, reported as such
+            problems.append(
+                (
+                    path,
+                    "a preflight that returns problems",
+                    fqn,
+                    f"{fqn}.preflight crashed on {check.section_path}: {type(err).__name__}: {err}",
+                    "preflight",
+                )
+            )
+        else:
+            if isinstance(found, list):
+                problems.extend(
+                    (p.path, p.expected, p.given, p.message, p.rule)
+                    for p in found
+                    if isinstance(p, Problem)
+                )
+    return problems
+
+
+def import_class(fqn: str, path: str, expected: str) -> tuple[type | None, ProblemFields | None]:
+    module_name, _, attr = fqn.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as err:  # ImportError and whatever the module raises while importing
+        return None, (
+            path,
+            expected,
+            fqn,
+            f"{path}={fqn} cannot be imported: importing {module_name} raised "
+            f"{type(err).__name__}: {err}",
+            "import",
+        )
+    obj = getattr(module, attr, None)
+    if not isinstance(obj, type):
+        what = "has no attribute" if obj is None else f"has {type(obj).__name__} (not a class) at"
+        return None, (
+            path,
+            expected,
+            fqn,
+            f"{path}={fqn} is not a class: module {module_name} {what} {attr!r}.",
+            "import",
+        )
+    return obj, None
+
+
+def plain(value: object) -> Any:
+    """A deep copy of a config as plain dicts and lists (OmegaConf nodes included)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [plain(v) for v in value]
+    return value
+
+
+def problems_in_subprocess(check: WorkerCheck, env: ActorEnvironment) -> list[Problem]:
+    """Run `check_worker_class` with another interpreter; its failure is a problem too."""
+    path, expected = check.field_path, f"a Python environment {env.name!r} that can verify"
+    try:
+        done = subprocess.run(
+            [env.python, "-m", "nemo_rl.workers.contract_check"],
+            input=json.dumps(dataclasses.asdict(check)),
+            capture_output=True,
+            text=True,
+            timeout=SUBPROCESS_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return [
+            Problem(
+                path,
+                expected,
+                env.python,
+                f"{path}={check.fqn} could not be verified with {env.python}: {err}",
+                rule="environment",
+            )
+        ]
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return [
+            Problem(
+                path,
+                expected,
+                env.python,
+                f"{path}={check.fqn} could not be verified with {env.python}: {last}",
+                rule="environment",
+            )
+        ]
+    return [Problem(*fields) for fields in json.loads(done.stdout)]
+
+
+def resolution_problems(resolution: Resolution, section: Mapping[str, Any]) -> list[Problem]:
+    """Verify a resolution's class where it lives, without Ray (the CLI's path)."""
+    check = WorkerCheck.of(resolution, section)
+    if resolution.env.is_driver:
+        return [Problem(*fields) for fields in check_worker_class(check)]
+    return problems_in_subprocess(check, resolution.env)
+
+
+def _main() -> int:
+    raw = json.loads(sys.stdin.read())
+    raw["init_call"] = InitCall(**{k: tuple(v) for k, v in raw["init_call"].items()})
+    print(json.dumps(check_worker_class(WorkerCheck(**raw))))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
