@@ -1,0 +1,1 @@
+"""A template research project: one new worker method, selected from YAML."""
