@@ -16,8 +16,8 @@ from ray.exceptions import RayTaskError
 
 from contracts.types import LogprobResult, TrainBatch, TrainResult
 from nemo_rl.config.loader import load_config
-from nemo_rl.distributed.data_parallel import DataParallelError
-from nemo_rl.distributed.rendezvous import TIMEOUT_ENV
+from nemo_rl.distributed.data_parallel import DataParallelError, DataParallelGroup
+from nemo_rl.distributed.rendezvous import MASTER_ADDR_ENV, MASTER_PORT_ENV, TIMEOUT_ENV
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
@@ -134,6 +134,7 @@ def test_an_empty_batch_is_rejected_before_any_rank_runs(pair: Pair) -> None:
         pair.policy.train({"input_ids": []})
 
 
+@pytest.mark.slow  # starts its own 2-rank Policy and waits out a 2 s timeout: ~12 s
 def test_a_rank_stepping_alone_fails_after_the_configured_timeout(
     ray_cluster: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,3 +154,21 @@ def test_a_rank_stepping_alone_fails_after_the_configured_timeout(
     finally:
         policy.shutdown()
         cluster.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("world_size", "environ", "alone"),
+    [
+        (1, {MASTER_ADDR_ENV: "127.0.0.1", MASTER_PORT_ENV: "29500"}, True),
+        (2, {}, True),  # constructed in-process, without a worker group
+        (2, {MASTER_ADDR_ENV: "127.0.0.1", MASTER_PORT_ENV: "29500"}, False),
+    ],
+)
+def test_only_a_rendezvous_address_and_peers_make_a_data_parallel_group(
+    world_size: int, environ: dict[str, str], alone: bool
+) -> None:
+    group = DataParallelGroup.from_env(rank=0, world_size=world_size, environ=environ)
+    assert (group is None) is alone
+    if group is not None:
+        assert group.init_method == "tcp://127.0.0.1:29500"
+        assert group.timeout_s == 60.0
