@@ -70,6 +70,9 @@ def show(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return repr(value) if value == "" or value != value.strip() else value
+        # Quoted when it would not read as itself: empty, padded, or holding a line break or
+        # another control character (which would also split the one-line message).
+        plain = value != "" and value == value.strip() and value.isprintable()
+        return value if plain else repr(value)
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."

@@ -173,6 +173,31 @@ def _section(config: object, path: str) -> Mapping[str, Any]:
     return section
 
 
+@dataclass(frozen=True)
+class RuleReport:
+    """What steps 2 and 3 found in a whole config."""
+
+    problems: list[Problem]
+    warnings: list[str]
+    skipped: list[str]
+
+
+def config_rules(
+    config: Mapping[str, Any], *, world_size: int | None, preflight: bool = True
+) -> RuleReport:
+    """Steps 2 and 3 over every section of a config: outdated keys, then preflight rules."""
+    from nemo_rl.config.outdated import outdated_config_problems
+    from nemo_rl.config.preflight import preflight_problems
+
+    problems: list[Problem] = []
+    _merge(problems, outdated_config_problems(config))
+    if not preflight:
+        return RuleReport(problems, [], [])
+    report = preflight_problems(config, world_size=world_size)
+    _merge(problems, report.problems)
+    return RuleReport(problems, list(dict.fromkeys(report.warnings)), list(report.skipped))
+
+
 def _config_rules(
     rules: Mapping[str, Any],
     world_size: int | None,
@@ -180,19 +205,14 @@ def _config_rules(
     *,
     only: str | None = None,
 ) -> list[str]:
-    """Steps 2 and 3; their problems go into `problems`, preflight advice is returned."""
-    from nemo_rl.config.outdated import outdated_config_problems
-    from nemo_rl.config.preflight import preflight_problems
-
-    def wanted(found: list[Problem]) -> list[Problem]:
-        if only is None or _teacher_index(only) is None:
-            return found
-        return [p for p in found if p.path == only or p.path.startswith((only + ".", only + "["))]
-
-    _merge(problems, wanted(outdated_config_problems(rules)))
-    report = preflight_problems(rules, world_size=world_size)
-    _merge(problems, wanted(list(report.problems)))
-    return list(dict.fromkeys(report.warnings))
+    """Steps 2 and 3 for one section; its problems go into `problems`, advice is returned."""
+    found = config_rules(rules, world_size=world_size)
+    if only is not None and _teacher_index(only) is not None:
+        prefix = (only + ".", only + "[")
+        _merge(problems, [p for p in found.problems if p.path == only or p.path.startswith(prefix)])
+    else:
+        _merge(problems, found.problems)
+    return found.warnings
 
 
 def _merge(problems: list[Problem], new: Any) -> None:

@@ -7,7 +7,8 @@ never raised, and located at the file and line where their key is set.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nemo_rl.config.sections import section_at
@@ -24,16 +25,19 @@ def analyze_file(
     verify: bool,
     preflight: bool,
 ) -> ConfigReport:
-    from nemo_rl.config.loader import ConfigLoadError, load_config
+    from nemo_rl.config.loader import ConfigLoadError, load_config_located
 
     report = ConfigReport(config=path)
     try:
-        config = load_config(path, overrides)
+        config, lines = load_config_located(path, overrides)
     except ConfigLoadError as err:
-        report.unusable = err.reason
+        # The line already names `path`; a fault in a file down its `defaults:` chain must
+        # name that file too, or the user is sent to the wrong one.
+        same_file = err.file is None or err.file == os.path.normpath(path)
+        report.unusable = err.reason if same_file else str(err)
         return report
     analyze_config(config, report, world_size=world_size, verify=verify, preflight=preflight)
-    report.problems = [_locate(path, p) for p in report.problems]
+    report.problems = [_locate(path, lines, p) for p in report.problems]
     return report
 
 
@@ -46,20 +50,16 @@ def analyze_config(
     preflight: bool,
 ) -> None:
     """Fill `report` with every problem of every rule for a loaded config."""
-    from nemo_rl.config.outdated import outdated_config_problems
+    from nemo_rl.pipeline import config_rules
 
-    outdated = outdated_config_problems(config)
-    report.problems.extend(outdated)
-    if preflight:
-        from nemo_rl.config.preflight import preflight_problems
-
-        found = preflight_problems(config, world_size=world_size)
-        report.problems.extend(found.problems)
-        report.warnings.extend(found.warnings)
-        report.skipped.extend(found.skipped)
+    rules = config_rules(config, world_size=world_size, preflight=preflight)
+    report.problems.extend(rules.problems)
+    report.warnings.extend(rules.warnings)
+    report.skipped.extend(rules.skipped)
     resolutions, problems = resolve_sections(config)
-    # A section with outdated keys cannot be resolved meaningfully; its rename says enough.
-    stale = {p.path.split(".")[0] for p in outdated}
+    # A section the outdated rules reject (renamed keys, no single backend) cannot be
+    # resolved meaningfully; their problems say enough.
+    stale = {p.path.split(".")[0] for p in rules.problems if not p.rule.startswith("preflight")}
     report.problems.extend(p for p in problems if p.path.split(".")[0] not in stale)
     report.workers.extend(resolutions)
     for res in resolutions:
@@ -73,10 +73,11 @@ def analyze_config(
         report.problems.extend(resolution_problems(res, section or {}))
 
 
-def _locate(file: str, problem: Problem) -> Problem:
-    from nemo_rl.config.loader import key_line
-
-    where = key_line(file, problem.path)
-    if where is None:
-        return problem.located(file)
-    return problem.located(where[0], where[1])
+def _locate(file: str, lines: Mapping[str, tuple[str, int]], problem: Problem) -> Problem:
+    """The problem at the file and line that set its key (or its closest parent key)."""
+    path = problem.path
+    while path:
+        if path in lines:
+            return problem.located(*lines[path])
+        path = path.rpartition(".")[0]
+    return problem.located(file)
