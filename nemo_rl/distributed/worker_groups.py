@@ -10,7 +10,6 @@ placement group behind.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import logging
 import os
@@ -31,7 +30,7 @@ from contracts.protocols import PROTOCOLS
 from nemo_rl.distributed.rendezvous import TIMEOUT_ENV, rendezvous_env
 from nemo_rl.distributed.verification import verify_check
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster, rendezvous_address
-from nemo_rl.workers.contract_check import WorkerCheck, plain
+from nemo_rl.workers.contract_check import WorkerCheck, import_class, plain
 from nemo_rl.workers.registry import ActorEnvironment
 from nemo_rl.workers.resolver import Resolution
 
@@ -75,9 +74,6 @@ class RayWorkerBuilder:
         init_kwargs: Mapping[str, object] | None = None,
         enforce_contracts: bool | None = None,
     ) -> RayWorkerBuilder:
-        extra: dict[str, object] = {}
-        if enforce_contracts is not None:
-            extra["enforce_contracts"] = enforce_contracts
         return cls(
             fqn=resolution.fqn,
             env=resolution.env,
@@ -86,7 +82,7 @@ class RayWorkerBuilder:
             protocol=resolution.protocol,
             base_fqn=resolution.base_fqn,
             section_path=resolution.section,
-            **extra,  # type: ignore[arg-type]  # only enforce_contracts: bool
+            enforce_contracts=call_contracts_enabled(enforce_contracts),
         )
 
     @property
@@ -107,11 +103,12 @@ class RayWorkerBuilder:
 
 
 def _load_class(fqn: str) -> type:
-    module_name, _, attr = fqn.rpartition(".")
-    obj = getattr(importlib.import_module(module_name), attr)
-    if not isinstance(obj, type):
-        raise TypeError(f"{fqn} is not a class")
-    return obj
+    """Import the (already verified) worker class inside the actor."""
+    cls, problem = import_class(fqn, "worker", "a class")
+    if problem is not None:
+        raise ImportError(problem[3])  # (path, expected, given, message, rule)
+    assert cls is not None
+    return cls
 
 
 class WorkerHost:
