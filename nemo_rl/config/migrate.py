@@ -869,8 +869,7 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         return 0
     try:
         args = parser.parse_args(list(argv))
-    except _UsageError as e:
-        err.write(parser.format_usage())
+    except _UsageError as e:  # one line, like every unusable input (see --help)
         err.write(f"nemo-rl-workers migrate: error: {e}\n")
         return 2
     configs: list[Path] = args.configs

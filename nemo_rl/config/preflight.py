@@ -280,9 +280,11 @@ def fp32_lm_head_reserved_env(view: SectionView) -> Iterator[Finding]:
     if env_vars is None or VLLM_FP32_LM_HEAD_ENV not in env_vars:
         return
     path = view.key(f"generation.vllm_cfg.env_vars.{VLLM_FP32_LM_HEAD_ENV}")
-    yield _problem(path, "absent", show(env_vars[VLLM_FP32_LM_HEAD_ENV]),
-                   f"{path} is reserved for NeMo-RL's own fp32 LM-head plumbing; remove it and "
-                   f"set {view.key('generation.vllm_cfg.fp32_lm_head')} instead.")
+    given = show(env_vars[VLLM_FP32_LM_HEAD_ENV])
+    yield _problem(path, "absent", given,
+                   f"{path} is set to {given}, but it is reserved for NeMo-RL's own fp32 "
+                   f"LM-head plumbing; remove it and set "
+                   f"{view.key('generation.vllm_cfg.fp32_lm_head')} instead.")
 
 
 def fp32_lm_head_model(view: SectionView) -> Iterator[Finding]:
@@ -410,8 +412,8 @@ def dynamic_batching_sequence_packing(view: SectionView) -> Iterator[Finding]:
     path = view.key("dynamic_batching.enabled")
     packing = view.key("sequence_packing.enabled")
     yield _problem(path, f"false while {packing} is true", "true",
-                   f"Dynamic batching and sequence packing are mutually exclusive; set "
-                   f"{path}: false or {packing}: false.")
+                   f"{path} and {packing} are both true, but dynamic batching and sequence "
+                   f"packing are mutually exclusive; set {path}: false or {packing}: false.")
 
 
 def dynamic_batching_pipeline(view: SectionView) -> Iterator[Finding]:

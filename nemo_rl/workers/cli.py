@@ -93,17 +93,18 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
         if report.unusable is not None:
             print(f"nemo-rl-workers: {report.config}: {report.unusable}", file=err)
     if as_json:
-        payload: dict[str, Any] = report_json(reports[0]) if len(reports) == 1 else {}
-        if len(reports) != 1:
-            payload = {"configs": [report_json(r) for r in reports]}
+        payload: dict[str, Any] = (
+            report_json(reports[0])
+            if len(reports) == 1
+            else {"configs": [report_json(r) for r in reports]}
+        )
         json.dump(payload, out, indent=2)
         out.write("\n")
     else:
         color = use_color(out)
-        print(
-            "\n\n".join(render_text(r, color=color) for r in reports if r.unusable is None),
-            file=out,
-        )
+        usable = [render_text(r, color=color) for r in reports if r.unusable is None]
+        if usable:
+            print("\n\n".join(usable), file=out)
     if any(r.unusable is not None for r in reports):
         return EXIT_UNUSABLE
     return EXIT_PROBLEMS if any(r.problems for r in reports) else EXIT_OK

@@ -14,8 +14,6 @@ from typing import Any, TextIO
 from nemo_rl.errors import Problem
 from nemo_rl.workers.resolver import Resolution
 
-JSON_SCHEMA_VERSION = 1
-
 
 @dataclass
 class ConfigReport:
