@@ -358,6 +358,11 @@ def _defaults_entries(data: Mapping[str, Any], shown: str) -> list[str]:
             f"defaults must be a file name or a list of file names, but is {value!r}"[:300],
             kind="defaults",
         )
+    for entry in entries:
+        if "\x00" in entry:  # no file name holds one; the OS would refuse it with ValueError
+            raise ConfigLoadError(
+                shown, f"defaults entry {entry!r} holds a NUL character"[:300], kind="defaults"
+            )
     return cast(list[str], entries)
 
 
