@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 from contracts.init_call import InitCall
+from nemo_rl.config.rules import config_rules, merge_problems
 from nemo_rl.config.sections import as_mapping, section_problem
 from nemo_rl.distributed.verification import verify_worker_class
 from nemo_rl.errors import Problem, WorkerConfigError, raise_if_any
@@ -122,7 +123,7 @@ def plan_policy(
             section, path=path, constructor_fqn=constructor_fqn, registry=registry
         )
     except WorkerConfigError as err:
-        _merge(problems, err.problems)
+        merge_problems(problems, err.problems)
     raise_if_any(problems)
     assert resolution is not None
     return _verified(resolution, section, config, init_call, advice)
@@ -151,7 +152,7 @@ def plan_generation(
     try:
         resolution = resolve_generation(section, path=path, registry=registry)
     except WorkerConfigError as err:
-        _merge(problems, err.problems)
+        merge_problems(problems, err.problems)
     if resolution is None and not problems:
         backend = section.get("backend")
         problems.append(
@@ -173,31 +174,6 @@ def _section(config: object, path: str) -> Mapping[str, Any]:
     return section
 
 
-@dataclass(frozen=True)
-class RuleReport:
-    """What steps 2 and 3 found in a whole config."""
-
-    problems: list[Problem]
-    warnings: list[str]
-    skipped: list[str]
-
-
-def config_rules(
-    config: Mapping[str, Any], *, world_size: int | None, preflight: bool = True
-) -> RuleReport:
-    """Steps 2 and 3 over every section of a config: outdated keys, then preflight rules."""
-    from nemo_rl.config.outdated import outdated_config_problems
-    from nemo_rl.config.preflight import preflight_problems
-
-    problems: list[Problem] = []
-    _merge(problems, outdated_config_problems(config))
-    if not preflight:
-        return RuleReport(problems, [], [])
-    report = preflight_problems(config, world_size=world_size)
-    _merge(problems, report.problems)
-    return RuleReport(problems, list(dict.fromkeys(report.warnings)), list(report.skipped))
-
-
 def _config_rules(
     rules: Mapping[str, Any],
     world_size: int | None,
@@ -209,16 +185,11 @@ def _config_rules(
     found = config_rules(rules, world_size=world_size)
     if only is not None and _teacher_index(only) is not None:
         prefix = (only + ".", only + "[")
-        _merge(problems, [p for p in found.problems if p.path == only or p.path.startswith(prefix)])
+        mine = [p for p in found.problems if p.path == only or p.path.startswith(prefix)]
+        merge_problems(problems, mine)
     else:
-        _merge(problems, found.problems)
+        merge_problems(problems, found.problems)
     return found.warnings
-
-
-def _merge(problems: list[Problem], new: Any) -> None:
-    """Add problems, skipping one at a path an earlier step already reported."""
-    seen = {p.path for p in problems}
-    problems.extend(p for p in new if p.path not in seen)
 
 
 def _verified(

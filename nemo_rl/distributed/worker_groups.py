@@ -216,7 +216,10 @@ class RayWorkerGroup:
             self._wait_ready(ready_timeout_s)
         except BaseException as err:
             self._teardown()
-            if isinstance(err, (WorkerStartupError, KeyboardInterrupt, SystemExit)):
+            if isinstance(err, (KeyboardInterrupt, SystemExit)):
+                err.add_note(f"while starting {self.fqn}; its actors and placement groups are gone")
+                raise
+            if isinstance(err, WorkerStartupError):
                 raise
             raise WorkerStartupError(self.fqn, None, f"{type(err).__name__}: {err}") from err
         self.world_size = len(self._actors)
@@ -301,13 +304,19 @@ class RayWorkerGroup:
                 error = ray.get(done[0])
             except RayError as err:
                 raise WorkerStartupError(
-                    self.fqn, rank, f"the actor died: {type(err).__name__}: {err}"
+                    self.fqn, rank, f"the actor died: {type(err).__name__}: {_first_line(str(err))}"
                 ) from err
             if error is not None:
                 text, payload = error
                 original = _unpickle(payload)
-                reason = f"{type(original).__name__}: {original}" if original else text
-                raise WorkerStartupError(self.fqn, rank, reason) from original
+                if original is not None:
+                    raise WorkerStartupError(
+                        self.fqn, rank, f"{type(original).__name__}: {original}"
+                    ) from original
+                # Not picklable: the first line names it; the traceback goes in a note.
+                startup = WorkerStartupError(self.fqn, rank, _first_line(text))
+                startup.add_note(text)
+                raise startup
 
     def run_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call `method` on every worker; results by rank."""
@@ -394,3 +403,7 @@ def _remote_host() -> Any:
     if _HOST is None:
         _HOST = ray.remote(WorkerHost)
     return _HOST
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), text)

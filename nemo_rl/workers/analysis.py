@@ -50,7 +50,7 @@ def analyze_config(
     preflight: bool,
 ) -> None:
     """Fill `report` with every problem of every rule for a loaded config."""
-    from nemo_rl.pipeline import config_rules
+    from nemo_rl.config.rules import config_rules
 
     rules = config_rules(config, world_size=world_size, preflight=preflight)
     report.problems.extend(rules.problems)

@@ -80,8 +80,11 @@ def test_unpicklable_init_error_on_one_rank(cluster: RayVirtualCluster) -> None:
     assert isinstance(err, WorkerStartupError)
     assert (err.fqn, err.rank) == (fqn_of(UnpicklableErrorInitWorker), FAULTY_RANK)
     assert fqn_of(UnpicklableErrorInitWorker) in str(err)
-    # The exception could not travel back; its text and type still do.
+    # The exception could not travel back; its type and message still do, on one line,
+    # and its traceback rides along as a note.
     assert "UnpicklableInitError: injected fault: rank 1 holds a lock" in str(err)
+    assert "\n" not in str(err)
+    assert "Traceback" in "\n".join(err.__notes__)
 
 
 @pytest.mark.slow
@@ -158,13 +161,14 @@ def test_keyboard_interrupt_while_the_group_starts(
     started = time.monotonic()
     timer.start()
     try:
-        fails_cleanly(
+        err = fails_cleanly(
             lambda: Policy(cluster, section, name_prefix="interrupted",
                            registry=hardening_registry()),
             section, KeyboardInterrupt,
         )
     finally:
         finished.set()
+    assert f"while starting {fqn_of(SlowInitWorker)}" in "\n".join(getattr(err, "__notes__", []))
     timer.join(timeout=5)
     assert marker.exists()  # the interrupt came while rank 1 was starting
     assert time.monotonic() - started < 50  # it did not wait for rank 1's 60 s sleep

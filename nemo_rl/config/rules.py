@@ -1,0 +1,43 @@
+"""Steps 2 and 3 of the pre-allocation order, over a whole config: outdated keys, preflight.
+
+Kept apart from `nemo_rl.pipeline` so that `resolve` and `check` reach these rules
+without importing the verification and Ray machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nemo_rl.config.outdated import outdated_config_problems
+from nemo_rl.config.preflight import preflight_problems
+from nemo_rl.errors import Problem
+
+
+@dataclass(frozen=True)
+class RuleReport:
+    """What steps 2 and 3 found in a whole config."""
+
+    problems: list[Problem]
+    warnings: list[str]
+    skipped: list[str]
+
+
+def config_rules(
+    config: Mapping[str, Any], *, world_size: int | None, preflight: bool = True
+) -> RuleReport:
+    """Steps 2 and 3 over every section of a config: outdated keys, then preflight rules."""
+    problems: list[Problem] = []
+    merge_problems(problems, outdated_config_problems(config))
+    if not preflight:
+        return RuleReport(problems, [], [])
+    report = preflight_problems(config, world_size=world_size)
+    merge_problems(problems, report.problems)
+    return RuleReport(problems, list(dict.fromkeys(report.warnings)), list(report.skipped))
+
+
+def merge_problems(problems: list[Problem], new: Iterable[Problem]) -> None:
+    """Add problems, skipping one at a path an earlier step already reported."""
+    seen = {p.path for p in problems}
+    problems.extend(p for p in new if p.path not in seen)
