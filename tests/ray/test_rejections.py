@@ -180,3 +180,18 @@ def test_conflicting_deprecated_argument(cluster: RayVirtualCluster) -> None:
     assert err.path == FIELD
     assert AUTOMODEL_QUANT in str(err) and AUTOMODEL_DEFAULT in str(err)
     assert err.problems[0].rule == "R0"
+
+
+def test_preflight_rules_refuse_before_allocation(cluster: RayVirtualCluster) -> None:
+    """Issue 7: the preflight rules run inside Policy, all at once, before anything exists."""
+    config = plain_policy()
+    config["automodel_cfg"]["tensor_parallel_size"] = 3  # does not divide the world size 2
+    config["generation"]["vllm_cfg"]["fp32_lm_head"] = "false"  # a string is never a bool
+    err = rejected(lambda: Policy(cluster, config), config)
+    found = {(p.rule, p.path) for p in err.problems}
+    assert found == {
+        ("preflight.parallelism.fits", "policy.automodel_cfg"),
+        ("preflight.fp32_lm_head.type", "policy.generation.vllm_cfg.fp32_lm_head"),
+    }
+    (parallel,) = [p for p in err.problems if p.rule == "preflight.parallelism.fits"]
+    assert "3" in parallel.given and "2" in parallel.message  # the product and the world size
