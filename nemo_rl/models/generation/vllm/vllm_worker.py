@@ -189,13 +189,33 @@ def generation_result(completions: Sequence[CompletionOutput]) -> GenerationResu
     )
 
 
-class VllmGenerationWorker:
-    """A synchronous vLLM generation worker (`vllm_cfg.async_engine: false`)."""
+class VllmWorkerBase:
+    """What the sync and async workers share: the builder's arguments and engine settings."""
 
     extension_fqn: str = VLLM_EXTENSION_FQN
     # Quantized subclasses run eagerly: CUDA graphs captured before quantizers are
     # inserted would bypass them.
     enforce_eager_default: bool = False
+
+    def __init__(self, config: dict[str, Any], *, rank: int, world_size: int) -> None:
+        self.config = config
+        self.rank = rank
+        self.world_size = world_size
+        self.settings = engine_settings(
+            config, rank=rank, extension_fqn=self.extension_fqn,
+            enforce_eager=self.enforce_eager_default,
+        )
+        self._alive = True
+
+    def is_alive(self) -> bool:
+        return self._alive
+
+    def get_engine_args(self) -> EngineArgs:
+        return self.settings.as_engine_args()
+
+
+class VllmGenerationWorker(VllmWorkerBase):
+    """A synchronous vLLM generation worker (`vllm_cfg.async_engine: false`)."""
 
     def __init__(
         self,
@@ -205,23 +225,10 @@ class VllmGenerationWorker:
         world_size: int,
         defer_model_load: bool = False,
     ) -> None:
-        self.config = config
-        self.rank = rank
-        self.world_size = world_size
-        self.settings = engine_settings(
-            config, rank=rank, extension_fqn=self.extension_fqn,
-            enforce_eager=self.enforce_eager_default,
-        )
+        super().__init__(config, rank=rank, world_size=world_size)
         self._llm: LLM | None = None
-        self._alive = True
         if not defer_model_load:
             self.load_model()
-
-    def is_alive(self) -> bool:
-        return self._alive
-
-    def get_engine_args(self) -> EngineArgs:
-        return self.settings.as_engine_args()
 
     def load_model(self) -> None:
         if self._llm is not None:

@@ -12,12 +12,11 @@ import uuid
 from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from contracts.types import EngineArgs, GenerationBatch, GenerationSample
+from contracts.types import GenerationBatch, GenerationSample
 from nemo_rl.models.generation.vllm.vllm_worker import (
-    VLLM_EXTENSION_FQN,
     GenerationUnavailableError,
+    VllmWorkerBase,
     completion_logprobs,
-    engine_settings,
     require_engine_runtime,
     sampling_params,
 )
@@ -31,11 +30,8 @@ T = TypeVar("T")
 SYNC_CALL_TIMEOUT_S = 600.0
 
 
-class VllmAsyncGenerationWorker:
+class VllmAsyncGenerationWorker(VllmWorkerBase):
     """An async vLLM generation worker; see the module docstring."""
-
-    extension_fqn: str = VLLM_EXTENSION_FQN
-    enforce_eager_default: bool = False
 
     def __init__(
         self,
@@ -45,28 +41,15 @@ class VllmAsyncGenerationWorker:
         world_size: int,
         defer_model_load: bool = False,
     ) -> None:
-        self.config = config
-        self.rank = rank
-        self.world_size = world_size
-        self.settings = engine_settings(
-            config, rank=rank, extension_fqn=self.extension_fqn,
-            enforce_eager=self.enforce_eager_default,
-        )
+        super().__init__(config, rank=rank, world_size=world_size)
         self._engine: AsyncLLMEngine | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._alive = True
         # The engine binds to a running event loop, which a constructor does not have:
         # without deferral the runtime is checked now and the model loads on the first
         # async call (or an explicit load_model_async).
         self._load_on_first_call = not defer_model_load
         if self._load_on_first_call:
             require_engine_runtime(type(self).__name__)
-
-    def is_alive(self) -> bool:
-        return self._alive
-
-    def get_engine_args(self) -> EngineArgs:
-        return self.settings.as_engine_args()
 
     async def load_model_async(self) -> None:
         if self._engine is not None:
