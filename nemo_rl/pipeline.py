@@ -84,23 +84,6 @@ def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
     warnings.warn(message, category, stacklevel=user_stacklevel())
 
 
-def rules_config(section: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """A master config holding only this policy section, for the config-wide rules."""
-    index = _teacher_index(path)
-    if index is not None:
-        # The rules name `teachers[i]` only inside a list; earlier slots repeat the section
-        # and their problems are filtered out by `_config_rules`.
-        return {"teachers": [section] * (index + 1)}
-    root = path if path in ("policy", "teacher") else "policy"
-    return {root: section}
-
-
-def _teacher_index(path: str) -> int | None:
-    if path.startswith("teachers[") and path.endswith("]") and path[9:-1].isdigit():
-        return int(path[9:-1])
-    return None
-
-
 def plan_policy(
     config: object,
     *,
@@ -109,13 +92,11 @@ def plan_policy(
     init_call: InitCall,
     constructor_fqn: str | None = None,
     registry: WorkerRegistry | None = None,
-    master_config: Mapping[str, Any] | None = None,
 ) -> WorkerPlan:
-    """Steps 1-5 for a policy (or teacher) section; raises WorkerConfigError."""
+    """Steps 1-5 for a policy (or teacher) section at `path`; raises WorkerConfigError."""
     section = _section(config, path)
-    problems: list[Problem] = []
-    rules = master_config if master_config is not None else rules_config(section, path)
-    advice = _config_rules(rules, world_size, problems, only=path)
+    rules = config_rules({}, world_size=world_size, sections=[(path, section)])
+    problems = list(rules.problems)
     resolution: Resolution | None = None
     try:
         # Step 1 happens here: the resolver folds the constructor argument in (R0).
@@ -126,7 +107,7 @@ def plan_policy(
         merge_problems(problems, err.problems)
     raise_if_any(problems)
     assert resolution is not None
-    return _verified(resolution, section, config, init_call, advice)
+    return _verified(resolution, section, config, init_call, rules.warnings)
 
 
 def plan_generation(
@@ -136,18 +117,14 @@ def plan_generation(
     world_size: int | None,
     init_call: InitCall,
     registry: WorkerRegistry | None = None,
-    master_config: Mapping[str, Any] | None = None,
 ) -> WorkerPlan:
-    """Steps 2-5 for a vLLM generation section; raises WorkerConfigError.
+    """Steps 4-5 for a vLLM generation section; raises WorkerConfigError.
 
-    Steps 2 and 3 are rules over policy sections: they run when `master_config` is given
-    (the CLI, a full recipe) and are skipped for a bare generation section.
+    Steps 2 and 3 are rules over policy sections (they cover `<policy>.generation` too),
+    so they run with the policy, not here.
     """
     section = _section(config, path)
     problems: list[Problem] = []
-    advice: list[str] = []
-    if master_config is not None:
-        advice = _config_rules(master_config, world_size, problems)
     resolution: Resolution | None = None
     try:
         resolution = resolve_generation(section, path=path, registry=registry)
@@ -162,7 +139,7 @@ def plan_generation(
         )
     raise_if_any(problems)
     assert resolution is not None
-    return _verified(resolution, section, config, init_call, advice)
+    return _verified(resolution, section, config, init_call, [])
 
 
 def _section(config: object, path: str) -> Mapping[str, Any]:
@@ -172,24 +149,6 @@ def _section(config: object, path: str) -> Mapping[str, Any]:
         assert problem is not None
         raise WorkerConfigError([problem])
     return section
-
-
-def _config_rules(
-    rules: Mapping[str, Any],
-    world_size: int | None,
-    problems: list[Problem],
-    *,
-    only: str | None = None,
-) -> list[str]:
-    """Steps 2 and 3 for one section; its problems go into `problems`, advice is returned."""
-    found = config_rules(rules, world_size=world_size)
-    if only is not None and _teacher_index(only) is not None:
-        prefix = (only + ".", only + "[")
-        mine = [p for p in found.problems if p.path == only or p.path.startswith(prefix)]
-        merge_problems(problems, mine)
-    else:
-        merge_problems(problems, found.problems)
-    return found.warnings
 
 
 def _verified(

@@ -16,7 +16,7 @@ The config is never mutated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nemo_rl.config.sections import as_mapping, policy_backend, section_problem, worker_sections
@@ -79,10 +79,16 @@ def _section_problems(section: Mapping[str, Any], path: str) -> list[Problem]:
     return problems
 
 
-def outdated_config_problems(config: Mapping[str, Any]) -> list[Problem]:
-    """Every outdated-key and backend problem of every worker section, in order."""
+def outdated_config_problems(
+    config: Mapping[str, Any], *, sections: Iterable[tuple[str, object]] | None = None
+) -> list[Problem]:
+    """Every outdated-key and backend problem of every worker section, in order.
+
+    `sections` replaces the config's own (path, section) pairs, to check one section
+    (e.g. a `Policy`'s) under its own path.
+    """
     problems: list[Problem] = []
-    for path, section in worker_sections(config):
+    for path, section in worker_sections(config) if sections is None else sections:
         mapping = as_mapping(section)
         if mapping is None:
             if path == "teachers":  # the list itself is not a list

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final, Literal
@@ -485,12 +485,14 @@ def preflight_problems(
     *,
     world_size: int | None,
     environ: Mapping[str, str] | None = None,
+    sections: Iterable[tuple[str, object]] | None = None,
 ) -> PreflightReport:
     """Run every preflight rule over every worker section; never raises on the config's contents.
 
     `world_size` is the number of GPUs the policy's cluster has (None: the rules
     that need it are listed in `skipped`); it must be a positive int when given.
     `environ` defaults to `os.environ` and is only read, for escape hatches.
+    `sections` replaces the config's own (path, section) pairs, to check one section.
     """
     if world_size is not None and not _fits("positive_int", world_size):
         raise ValueError(f"world_size must be a positive integer or None, not {world_size!r}")
@@ -502,7 +504,7 @@ def preflight_problems(
     root = as_mapping(config)
     if root is None:
         return PreflightReport([], [], skipped + ["every rule: the config is not a mapping"])
-    for path, raw in worker_sections(root):
+    for path, raw in worker_sections(root) if sections is None else sections:
         section = as_mapping(raw)
         if section is None:
             skipped.append(f"{path}: every rule (the section is not a mapping)")

@@ -25,14 +25,19 @@ class RuleReport:
 
 
 def config_rules(
-    config: Mapping[str, Any], *, world_size: int | None, preflight: bool = True
+    config: Mapping[str, Any],
+    *,
+    world_size: int | None,
+    preflight: bool = True,
+    sections: Iterable[tuple[str, object]] | None = None,
 ) -> RuleReport:
-    """Steps 2 and 3 over every section of a config: outdated keys, then preflight rules."""
+    """Steps 2 and 3 over the config's worker sections (or the given `sections` alone)."""
     problems: list[Problem] = []
-    merge_problems(problems, outdated_config_problems(config))
+    chosen = None if sections is None else list(sections)
+    merge_problems(problems, outdated_config_problems(config, sections=chosen))
     if not preflight:
         return RuleReport(problems, [], [])
-    report = preflight_problems(config, world_size=world_size)
+    report = preflight_problems(config, world_size=world_size, sections=chosen)
     merge_problems(problems, report.problems)
     return RuleReport(problems, list(dict.fromkeys(report.warnings)), list(report.skipped))
 
