@@ -18,11 +18,11 @@ from typing import Any
 
 from bench.bench_support import CONFIGS, local_ray, median_s, print_table, ratio
 from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.verification import clear_verification_cache
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
-from tests.conftest import ray_resources_snapshot
 
 WORKERS = (1, 2, 4)
 REFUSAL_RUNS = 25

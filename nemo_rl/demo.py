@@ -16,23 +16,14 @@ import random
 import time
 import warnings
 from pathlib import Path
-from typing import Any
 
 from contracts.types import TrainBatch
 from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.workers.resolver import resolve_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "examples" / "configs"
-
-
-def _counts() -> tuple[int, int]:
-    """(named actors, live placement groups) in the connected Ray cluster."""
-    import ray
-
-    actors: list[Any] = ray.util.list_named_actors(all_namespaces=True)
-    table: dict[str, Any] = ray.util.placement_group_table()
-    return len(actors), sum(1 for info in table.values() if info.get("state") != "REMOVED")
 
 
 def _batch(rows: int, vocab: int, seed: int) -> TrainBatch:
@@ -109,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n== 4. {Path(args.mismatched).name} is refused before allocation")
         mismatched = load_config(args.mismatched)
         rejected_cluster = RayVirtualCluster(bundles, use_gpus=False, name="demo-rejected")
-        before = _counts()
+        before = ray_resources_snapshot()
         try:
             Policy(rejected_cluster, mismatched["policy"], name_prefix="demo_rejected")
         except WorkerConfigError as err:
@@ -122,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         finally:
             rejected_cluster.shutdown()
-        after = _counts()
+        after = ray_resources_snapshot()
         print(f"  named actors {before[0]} -> {after[0]}, placement groups "
               f"{before[1]} -> {after[1]} ({after[0] - before[0]} new actors, "
               f"{after[1] - before[1]} new placement groups)")

@@ -1,14 +1,14 @@
-"""Suite-wide fixtures: ONE local Ray cluster for the whole session, and resource counters.
+"""Suite-wide fixtures: ONE local Ray cluster for the whole session.
 
 The cluster starts on first use by a test that asks for `ray_cluster` (mark those tests
 `ray`), with 2 CPUs and no dashboard, and is always shut down at the end of the session.
+Tests count what exists with `nemo_rl.distributed.inventory`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -35,24 +35,3 @@ def ray_cluster() -> Iterator[None]:
     finally:
         if started:
             ray.shutdown()
-
-
-def named_actor_count() -> int:
-    """Live named actors in every namespace of the connected cluster."""
-    import ray
-
-    actors: list[Any] = ray.util.list_named_actors(all_namespaces=True)
-    return len(actors)
-
-
-def live_placement_group_count() -> int:
-    """Placement groups of the connected cluster that are not removed."""
-    import ray
-
-    table: dict[str, Any] = ray.util.placement_group_table()
-    return sum(1 for info in table.values() if info.get("state") != "REMOVED")
-
-
-def ray_resources_snapshot() -> tuple[int, int]:
-    """(named actors, live placement groups): compare before and after an operation."""
-    return named_actor_count(), live_placement_group_count()

@@ -23,10 +23,10 @@ import ray
 
 from bench.bench_support import child_env, run_child
 from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
-from tests.conftest import ray_resources_snapshot
 
 MODULE = "tests.hardening.untrusted_side_effect"
 FQN = f"{MODULE}.SideEffectWorker"

@@ -11,13 +11,13 @@ import pytest
 import ray
 
 from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.generation.vllm.vllm_generation import (
     VllmGeneration,
     vllm_unavailable_reason,
 )
-from tests.conftest import ray_resources_snapshot
 
 pytestmark = pytest.mark.ray
 

@@ -14,12 +14,16 @@ import ray
 
 from contracts.calltime import ContractCallError
 from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.inventory import (
+    live_placement_group_count,
+    named_actor_count,
+    ray_resources_snapshot,
+)
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import WorkerStartupError
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.workers.resolver import quant_auto_warning
-from tests.conftest import live_placement_group_count, named_actor_count, ray_resources_snapshot
 from tests.ray.fault_workers import FaultyInitWorker, fault_registry, fqn_of
 
 pytestmark = pytest.mark.ray

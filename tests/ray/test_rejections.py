@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
 from nemo_rl.models.policy.lm_policy import Policy
-from tests.conftest import ray_resources_snapshot
 from tests.ray.fault_workers import (
     BadInitWorker,
     MissingMethodWorker,

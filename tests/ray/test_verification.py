@@ -13,6 +13,7 @@ import pytest
 
 from contracts.init_call import POLICY_INIT
 from nemo_rl.config.loader import load_config
+from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.verification import (
     clear_verification_cache,
     verification_runs,
@@ -21,7 +22,6 @@ from nemo_rl.distributed.verification import (
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.workers.registry import ActorEnvironment
 from nemo_rl.workers.resolver import Resolution, resolve_policy
-from tests.conftest import ray_resources_snapshot
 from tests.ray.fault_workers import MissingMethodWorker, fault_registry, fqn_of
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"

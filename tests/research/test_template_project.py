@@ -12,9 +12,9 @@ from types import ModuleType
 
 import pytest
 
+from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.workers.registry import default_registry
 from nemo_rl.workers.resolver import resolve_config
-from tests.conftest import ray_resources_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "research" / "template_project"
