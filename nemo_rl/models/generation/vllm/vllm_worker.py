@@ -9,11 +9,9 @@ what is missing. vLLM is imported lazily, inside methods.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from contracts.types import EngineArgs, GenerationBatch, GenerationResult
 from nemo_rl.config.sections import as_mapping
@@ -46,9 +44,12 @@ def require_engine_runtime(worker: str) -> None:
         )
 
 
-@dataclass(frozen=True)
-class VllmEngineSettings:
-    """The keyword arguments of `vllm.LLM` / `AsyncEngineArgs` a worker passes."""
+class VllmEngineSettings(TypedDict):
+    """The keyword arguments of `vllm.LLM` / `AsyncEngineArgs` a worker passes.
+
+    A TypedDict, so `LLM(**settings)` is checked key by key against the stubs: a
+    misspelled engine keyword fails mypy and pyrefly like a misspelled argument.
+    """
 
     model: str
     tokenizer: str
@@ -63,9 +64,6 @@ class VllmEngineSettings:
     load_format: str
     skip_tokenizer_init: bool
     trust_remote_code: bool
-
-    def as_engine_args(self) -> EngineArgs:
-        return dataclasses.asdict(self)
 
 
 T = TypeVar("T", str, int, float, bool)
@@ -211,7 +209,7 @@ class VllmWorkerBase:
         return self._alive
 
     def get_engine_args(self) -> EngineArgs:
-        return self.settings.as_engine_args()
+        return dict(self.settings)
 
 
 class VllmGenerationWorker(VllmWorkerBase):
@@ -236,22 +234,7 @@ class VllmGenerationWorker(VllmWorkerBase):
         require_engine_runtime(type(self).__name__)
         from vllm import LLM
 
-        s = self.settings
-        self._llm = LLM(
-            s.model,
-            tokenizer=s.tokenizer,
-            dtype=s.dtype,
-            seed=s.seed,
-            tensor_parallel_size=s.tensor_parallel_size,
-            gpu_memory_utilization=s.gpu_memory_utilization,
-            max_model_len=s.max_model_len,
-            enforce_eager=s.enforce_eager,
-            enable_sleep_mode=s.enable_sleep_mode,
-            worker_extension_cls=s.worker_extension_cls,
-            load_format=s.load_format,
-            skip_tokenizer_init=s.skip_tokenizer_init,
-            trust_remote_code=s.trust_remote_code,
-        )
+        self._llm = LLM(**self.settings)
         self.after_load()
 
     def after_load(self) -> None:
@@ -271,7 +254,7 @@ class VllmGenerationWorker(VllmWorkerBase):
 
         prompts = [TokensPrompt(prompt_token_ids=list(p)) for p in batch["prompt_token_ids"]]
         outputs = llm.generate(
-            prompts, sampling_params(batch, greedy, self.settings.seed), use_tqdm=False
+            prompts, sampling_params(batch, greedy, self.settings["seed"]), use_tqdm=False
         )
         return generation_result([output.outputs[0] for output in outputs])
 

@@ -57,22 +57,7 @@ class VllmAsyncGenerationWorker(VllmWorkerBase):
         require_engine_runtime(type(self).__name__)
         from vllm import AsyncEngineArgs, AsyncLLMEngine
 
-        s = self.settings
-        args = AsyncEngineArgs(
-            s.model,
-            tokenizer=s.tokenizer,
-            dtype=s.dtype,
-            seed=s.seed,
-            tensor_parallel_size=s.tensor_parallel_size,
-            gpu_memory_utilization=s.gpu_memory_utilization,
-            max_model_len=s.max_model_len,
-            enforce_eager=s.enforce_eager,
-            enable_sleep_mode=s.enable_sleep_mode,
-            worker_extension_cls=s.worker_extension_cls,
-            load_format=s.load_format,
-            skip_tokenizer_init=s.skip_tokenizer_init,
-            trust_remote_code=s.trust_remote_code,
-        )
+        args = AsyncEngineArgs(**self.settings)
         self._engine = AsyncLLMEngine.from_engine_args(args)
         self._loop = asyncio.get_running_loop()
         await self.after_load_async()
@@ -128,7 +113,7 @@ class VllmAsyncGenerationWorker(VllmWorkerBase):
         self, batch: GenerationBatch, greedy: bool = False
     ) -> AsyncIterator[GenerationSample]:
         await self._loaded_engine()  # fail before scheduling anything when not loaded
-        params = sampling_params(batch, greedy, self.settings.seed)
+        params = sampling_params(batch, greedy, self.settings["seed"])
         prefix = uuid.uuid4().hex
         tasks = [
             asyncio.ensure_future(self._final_output(i, list(p), params, f"{prefix}-{i}"))
