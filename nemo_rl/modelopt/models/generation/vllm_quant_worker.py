@@ -56,16 +56,20 @@ def quant_cfg_name(config: Mapping[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-class VllmQuantGenerationWorker(VllmGenerationWorker):
-    """A sync vLLM generation worker whose model ModelOpt quantizes after loading."""
+class QuantEngineSettings:
+    """What both quantized vLLM workers change: the extension, eager mode, the preflight."""
 
     extension_fqn = VLLM_QUANT_EXTENSION_FQN
     enforce_eager_default = True
 
     @classmethod
     def preflight(cls, config: Mapping[str, Any], path: str) -> list[Problem]:
+        """Reject an unknown quant_cfg name or recipe before any actor exists."""
         return quant_cfg_problems(quant_cfg_of(config), f"{path}.quant_cfg")
 
+
+class VllmQuantGenerationWorker(QuantEngineSettings, VllmGenerationWorker):
+    """A sync vLLM generation worker whose model ModelOpt quantizes after loading."""
     def after_load(self) -> None:
         self.engine().collective_rpc("modelopt_quantize", args=(quant_cfg_name(self.config),))
 
@@ -79,16 +83,8 @@ class VllmQuantGenerationWorker(VllmGenerationWorker):
         return as_float_list(first_rank_result(results, method))
 
 
-class VllmQuantAsyncGenerationWorker(VllmAsyncGenerationWorker):
+class VllmQuantAsyncGenerationWorker(QuantEngineSettings, VllmAsyncGenerationWorker):
     """An async vLLM generation worker whose model ModelOpt quantizes after loading."""
-
-    extension_fqn = VLLM_QUANT_EXTENSION_FQN
-    enforce_eager_default = True
-
-    @classmethod
-    def preflight(cls, config: Mapping[str, Any], path: str) -> list[Problem]:
-        return quant_cfg_problems(quant_cfg_of(config), f"{path}.quant_cfg")
-
     async def after_load_async(self) -> None:
         await self.engine().collective_rpc(
             "modelopt_quantize", args=(quant_cfg_name(self.config),)

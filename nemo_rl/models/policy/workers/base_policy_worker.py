@@ -25,7 +25,7 @@ from torch import nn
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from contracts.types import LogprobBatch, LogprobResult, TrainBatch, TrainResult
-from nemo_rl.config.sections import as_mapping
+from nemo_rl.config.sections import as_mapping, section_problem
 from nemo_rl.distributed.data_parallel import DataParallelError, DataParallelGroup
 from nemo_rl.errors import Problem, raise_if_any, show
 
@@ -88,15 +88,7 @@ def read_optimizer_settings(
     problems: list[Problem] = []
     mapping = as_mapping(block) if block is not None else {}
     if mapping is None:
-        problems.append(
-            Problem(
-                path=path,
-                expected="a mapping of optimizer settings",
-                given=show(block),
-                message=f"{path} must be a mapping of optimizer settings, but is {show(block)}.",
-                rule="schema",
-            )
-        )
+        problems.extend(p for p in [section_problem(block, path)] if p)
         mapping = {}
     defaults = OptimizerSettings()
     lr = _number(mapping, "lr", path, problems)
@@ -146,17 +138,7 @@ def tiny_model_settings(config: Mapping[str, Any], path: str = "policy") -> dict
     mapping = as_mapping(block) if block is not None else {}
     where = f"{path}.tiny_model"
     if mapping is None:
-        raise_if_any(
-            [
-                Problem(
-                    path=where,
-                    expected="a mapping of model sizes",
-                    given=show(block),
-                    message=f"{where} must be a mapping of model sizes, but is {show(block)}.",
-                    rule="schema",
-                )
-            ]
-        )
+        raise_if_any(p for p in [section_problem(block, where)] if p)
         mapping = {}
     settings = dict(TINY_MODEL_DEFAULTS)
     problems: list[Problem] = []
