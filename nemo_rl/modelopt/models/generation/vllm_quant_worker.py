@@ -70,6 +70,7 @@ class QuantEngineSettings:
 
 class VllmQuantGenerationWorker(QuantEngineSettings, VllmGenerationWorker):
     """A sync vLLM generation worker whose model ModelOpt quantizes after loading."""
+
     def after_load(self) -> None:
         self.engine().collective_rpc("modelopt_quantize", args=(quant_cfg_name(self.config),))
 
@@ -85,6 +86,7 @@ class VllmQuantGenerationWorker(QuantEngineSettings, VllmGenerationWorker):
 
 class VllmQuantAsyncGenerationWorker(QuantEngineSettings, VllmAsyncGenerationWorker):
     """An async vLLM generation worker whose model ModelOpt quantizes after loading."""
+
     async def after_load_async(self) -> None:
         await self.engine().collective_rpc(
             "modelopt_quantize", args=(quant_cfg_name(self.config),)
