@@ -25,22 +25,17 @@ from typing import Final, TypeVar
 from beartype.door import die_if_unbearable
 from typing_extensions import is_typeddict
 
-from contracts.verify import (
+from contracts.hints import as_hint, bearable, resolve_hints, show_hint, typeddict_fields
+from contracts.members import (
     AsyncKind,
     MethodKind,
-    as_hint,
     async_kind,
-    bearable,
-    caller_signature,
     fqn,
     method_kind,
     protocol_members,
-    receivers,
-    resolve_hints,
-    show_hint,
     static_member,
-    typeddict_fields,
 )
+from contracts.shape import caller_signature, receivers
 
 T = TypeVar("T")
 

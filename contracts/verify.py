@@ -1,119 +1,116 @@
-"""Runtime verifier: does a class implement a worker Protocol? Every problem, at once.
+"""Does a class implement a worker Protocol? The typing spec's verdict, every problem at once.
 
 `check` returns a `VerifyReport`; `verify` returns it or raises `ContractError` with
-one line per `Violation`, each naming the class, the Protocol and the member. The
-report holds names (strings), not classes, so it can travel back from a check run
-in the worker's own Python environment to a driver that never imports the class.
+one line per `Violation`, each naming the class, the Protocol, the member and where
+the member is defined. This module holds the rules per Protocol member; the rule
+families live beside it: `members` (lookup, kinds, abstract Protocol bodies),
+`shape` (call shape), `hints` (annotations and generics), `report` (the result).
 
-Rules, in the order they are checked for each Protocol member:
-  missing, not-callable, kind (instance/static/class method), async (coroutine
-  function / async generator function / plain), shape (every call the Protocol
-  accepts is accepted), annotation (parameters contravariant, returns covariant).
-Class-level rules: gate (beartype's `is_bearable(cls, type[P])`), base, init.
-
-The gate is a yes/no presence check; when it says no and a "missing" or
-"not-callable" line already names the reason, the gate line is left out as a
-duplicate. A gate that cannot run at all (the Protocol is not runtime-checkable,
-or has data members) is always reported.
+Rules for each Protocol member, as mypy and pyrefly apply the typing spec:
+  missing (including a member only an abstract Protocol body provides), attribute
+  (data members and properties: presence, settable, class variable, type),
+  not-callable, kind (a Protocol class/static method needs one), shape (every call
+  the Protocol accepts is accepted; each overload), annotation (parameters
+  contravariant, returns covariant; Self, TypeVars, TypedDicts, nested Protocols).
+Named stricter rules (see `report.STRICTER_RULES` and the guide): async, gate,
+base, init. What the class alone cannot settle is reported as undecidable.
 """
 
 from __future__ import annotations
 
 import collections.abc as cabc
-import functools
 import inspect
 import types
 import typing
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
-import typing_extensions
-from beartype.door import is_bearable, is_subhint
-from typing_extensions import get_protocol_members, is_protocol, is_typeddict
+from beartype.door import is_bearable
+from typing_extensions import is_protocol
 
+from contracts.hints import (
+    ResolvedHints,
+    Undecidable,
+    as_hint,
+    bearable,
+    is_subhint_safe,
+    pick_constraint,
+    resolve_hints,
+    show_hint,
+    solve,
+    subscript,
+    substitute,
+    type_vars,
+    typeddict_fields,
+    typevar_problem,
+)
 from contracts.init_call import InitCall
+from contracts.members import (
+    UNKNOWN,
+    AsyncKind,
+    MethodKind,
+    article,
+    assigned_in_methods,
+    assigned_type,
+    async_kind,
+    class_annotation,
+    fqn,
+    function_of,
+    inherited_protocol_body,
+    location,
+    method_kind,
+    owner_of,
+    protocol_members,
+    static_member,
+    vars_lookup,
+)
+from contracts.report import STRICTER_RULES, ContractError, Rule, VerifyReport, Violation
+from contracts.shape import (
+    caller_signature,
+    expand_unpacked_kwargs,
+    gradual_problems,
+    is_gradual,
+    old_style_positional_only,
+    receivers,
+    shape_problems,
+)
 
-Rule: TypeAlias = Literal[
-    "gate", "missing", "not-callable", "kind", "async", "shape", "annotation", "base", "init"
+__all__ = [
+    "STRICTER_RULES",
+    "AsyncKind",
+    "ContractError",
+    "MethodKind",
+    "ResolvedHints",
+    "Rule",
+    "VerifyReport",
+    "Violation",
+    "as_hint",
+    "async_kind",
+    "bearable",
+    "caller_signature",
+    "check",
+    "clear_cache",
+    "fqn",
+    "is_subhint_safe",
+    "method_kind",
+    "protocol_members",
+    "receivers",
+    "resolve_hints",
+    "shape_problems",
+    "show_hint",
+    "static_member",
+    "typeddict_fields",
+    "verify",
+    "vars_lookup",
 ]
-MethodKind: TypeAlias = Literal["instance method", "staticmethod", "classmethod"]
-# Resolved annotations by name, and (name, error) for those that do not resolve.
-ResolvedHints: TypeAlias = tuple[dict[str, object], list[tuple[str, str]]]
-AsyncKind: TypeAlias = Literal[
-    "coroutine function (async def)", "async generator function", "plain function"
-]
 
-
-@dataclass(frozen=True)
-class Violation:
-    """One way in which a class fails a Protocol; `str()` is one self-contained line."""
-
-    cls: str
-    protocol: str
-    member: str
-    rule: Rule
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.protocol}.{self.member}" if self.member else self.protocol
-        return f"{self.cls} does not implement {where}: {self.message}"
-
-
-class ContractError(ValueError):
-    """A class does not implement its Protocol; the message has one line per violation."""
-
-    def __init__(self, violations: tuple[Violation, ...], skipped: tuple[str, ...] = ()) -> None:
-        super().__init__("\n".join(str(v) for v in violations))
-        self.violations = violations
-        self.skipped = skipped
-
-    # Rebuilt from its fields, so it survives pickling (e.g. back from a Ray task).
-    def __reduce__(
-        self,
-    ) -> tuple[type[ContractError], tuple[tuple[Violation, ...], tuple[str, ...]]]:
-        return (ContractError, (self.violations, self.skipped))
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    """The outcome of checking one class against one Protocol.
-
-    `cls` is the class FQN and `protocol` the Protocol's name. `skipped` lists what
-    could not be judged (unresolvable annotations, data members, undecidable hints):
-    notes, not failures.
-    """
-
-    cls: str
-    protocol: str
-    violations: tuple[Violation, ...]
-    skipped: tuple[str, ...]
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    def __str__(self) -> str:
-        if self.ok:
-            head = f"{self.cls} implements {self.protocol}"
-            return "\n".join([head, *(f"  skipped: {s}" for s in self.skipped)])
-        return "\n".join(
-            [*(str(v) for v in self.violations), *(f"  skipped: {s}" for s in self.skipped)]
-        )
-
-    def raise_if_failed(self) -> None:
-        if self.violations:
-            raise ContractError(self.violations, self.skipped)
-
-
-CacheKey: TypeAlias = tuple[type, type, "type | None", "InitCall | None"]
+CacheKey: TypeAlias = tuple[object, object, "type | None", "InitCall | None"]
 _CACHE: dict[CacheKey, VerifyReport] = {}
 
 
 def clear_cache() -> None:
     """Forget every cached report (after monkeypatching a class, for instance)."""
     _CACHE.clear()
-    _protocol_signature.cache_clear()
-    _protocol_hints.cache_clear()
 
 
 def check(
@@ -126,13 +123,18 @@ def check(
 ) -> VerifyReport:
     """Check `cls` against `protocol` and return the report; never raises for a bad class.
 
-    `init_call` (canonical) is the constructor call the worker builder will make;
-    `init_args` is accepted as an alias. Results are cached per
-    (cls, protocol, base, init_call); see `clear_cache`.
+    `protocol` may be a specialised generic Protocol (`Box[int]`). `init_call`
+    (canonical) is the constructor call the worker builder will make; `init_args` is
+    accepted as an alias. Results are cached per (cls, protocol, base, init_call); see
+    `clear_cache`. Raises `TypeError` only for a misuse: `cls` not a class or
+    `protocol` not a Protocol.
     """
     call = _one_init_call(init_call, init_args)
     key: CacheKey = (cls, protocol, base, call)
-    report = _CACHE.get(key)
+    try:
+        report = _CACHE.get(key)
+    except TypeError:  # an unhashable argument: checked below, not cached
+        return _Checker(cls, protocol).run(base, call)
     if report is None:
         report = _CACHE[key] = _Checker(cls, protocol).run(base, call)
     return report
@@ -152,11 +154,6 @@ def verify(
     return report
 
 
-def fqn(obj: type | types.FunctionType) -> str:
-    """`module.QualName` of a class or function."""
-    return f"{obj.__module__}.{obj.__qualname__}"
-
-
 def _one_init_call(init_call: InitCall | None, init_args: InitCall | None) -> InitCall | None:
     if init_call is not None and init_args is not None and init_call != init_args:
         raise TypeError("pass init_call or its alias init_args, not both")
@@ -164,12 +161,11 @@ def _one_init_call(init_call: InitCall | None, init_args: InitCall | None) -> In
 
 
 # ---------------------------------------------------------------------------------------
-# The checker
-
 
 _EMPTY: Final = inspect.Parameter.empty
-_POSITIONAL: Final = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-_BY_NAME: Final = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_SELF: Final = (typing.Self,)
+_CLASSVAR: Final = (typing.ClassVar,)
+_COROUTINE: Final = "coroutine function (async def)"
 
 
 class _Placeholder:
@@ -182,40 +178,81 @@ class _Placeholder:
 _PLACEHOLDER: Final = _Placeholder()
 
 
+@dataclass(frozen=True)
+class _Callable:
+    """One signature of a member as an instance exposes it, annotations resolved."""
+
+    sig: inspect.Signature
+    tvars: frozenset[typing.TypeVar]  # method-scoped type variables
+
+
 class _Checker:
-    def __init__(self, cls: type, protocol: type) -> None:
+    def __init__(self, cls: type, protocol: object) -> None:
         if not isinstance(cls, type):
             raise TypeError(f"check() needs a class, got {cls!r}")
-        if not is_protocol(protocol):
+        origin = typing.get_origin(protocol) or protocol
+        if not (isinstance(origin, type) and is_protocol(origin)):
             raise TypeError(f"check() needs a typing.Protocol, got {protocol!r}")
         self.cls = cls
-        self.protocol = protocol
-        self.cls_name = fqn(cls)
-        self.proto_name = protocol.__qualname__
+        self.protocol = origin
+        self.alias = protocol
+        self.cls_name = _safe(lambda: fqn(cls), repr(cls))
+        self.proto_name = origin.__qualname__ if protocol is origin else show_hint(protocol)
+        params: tuple[object, ...] = getattr(origin, "__parameters__", ())
+        args = typing.get_args(protocol)
+        # An unspecialised generic Protocol reads as P[Any, ...], as in the checkers.
+        self.class_vars: dict[object, object] = {
+            p: (args[i] if i < len(args) else Any) for i, p in enumerate(params)
+        }
+        impl_params: tuple[object, ...] = getattr(cls, "__parameters__", ())
+        self.impl_vars: dict[object, object] = dict.fromkeys(impl_params, Any)
+        self.self_map: dict[object, object] = {s: cls for s in _SELF}
         self.violations: list[Violation] = []
+        self.undecidable: list[Violation] = []
         self.skipped: list[str] = []
+        self.where = ""
 
     def add(self, member: str, rule: Rule, message: str) -> None:
-        self.violations.append(Violation(self.cls_name, self.proto_name, member, rule, message))
+        line = Violation(self.cls_name, self.proto_name, member, rule, message, self.where)
+        (self.undecidable if rule == "undecidable" else self.violations).append(line)
 
     def run(self, base: type | None, init_call: InitCall | None) -> VerifyReport:
-        gate = self.gate()
-        for name in protocol_members(self.protocol):
-            self.member(name)
+        try:
+            members = protocol_members(self.protocol)
+        except Exception as exc:  # noqa: BLE001 - a Protocol that cannot list its members
+            members = []
+            self.add("", "undecidable", f"members cannot be listed: {_first_line(exc)}")
+        for name in members:
+            self.where = ""
+            try:
+                self.member(name)
+            except Exception as exc:  # noqa: BLE001 - every failure to introspect is reported
+                self.add(name, "undecidable", f"cannot be introspected: {_first_line(exc)}")
+        self.where = ""
+        gate = self.gate(members)
         if gate is not None and not any(
             v.rule in ("missing", "not-callable") for v in self.violations
         ):
             self.violations.insert(0, Violation(self.cls_name, self.proto_name, "", "gate", gate))
-        if base is not None and not issubclass(self.cls, base):
+        if base is not None and not _safe(lambda: issubclass(self.cls, base), False):
             self.add("", "base", f"not a subclass of {fqn(base)}")
         if init_call is not None:
             self.init(init_call)
         return VerifyReport(
-            self.cls_name, self.proto_name, tuple(self.violations), tuple(self.skipped)
+            self.cls_name,
+            self.proto_name,
+            tuple(self.violations),
+            tuple(self.skipped),
+            tuple(self.undecidable),
         )
 
-    def gate(self) -> str | None:
-        """beartype's presence check; a message when it fails, None when it passes."""
+    def gate(self, members: list[str]) -> str | None:
+        """beartype's presence check where it applies (a runtime-checkable Protocol of
+        methods only); a message when it fails, None when it passes or does not apply."""
+        runtime = getattr(self.protocol, "_is_runtime_protocol", False)
+        methods_only = all(callable(vars_lookup(self.protocol, n)) for n in members)
+        if not runtime or not methods_only or self.alias is not self.protocol:
+            return None
         hint = f"beartype.door.is_bearable(cls, type[{self.proto_name}])"
         try:
             if bearable(self.cls, types.GenericAlias(type, (self.protocol,))):
@@ -224,88 +261,307 @@ class _Checker:
             return f"{hint} cannot run: {_first_line(exc)}"
         return f"{hint} is False"
 
+    # --- one member ----------------------------------------------------------------------
+
     def member(self, name: str) -> None:
         proto_raw = vars_lookup(self.protocol, name)
-        if proto_raw is None or not callable(getattr(self.protocol, name)):
-            # Data members exist on instances only; the class cannot show them.
-            self.skipped.append(
-                f"{self.proto_name}.{name} is a data member; not checked on a class"
+        if proto_raw is None or isinstance(proto_raw, property) or not _is_method(proto_raw):
+            self.attribute(name, proto_raw)
+            return
+        owner = inherited_protocol_body(self.cls, name)
+        if owner is not None:
+            self.where = location(static_member(self.cls, name))
+            self.add(
+                name,
+                "missing",
+                f"missing: only the abstract body in Protocol {owner.__qualname__} provides it "
+                "(a call would return None)",
             )
             return
         try:
             impl_raw = static_member(self.cls, name)
         except AttributeError:
+            found, hint = class_annotation(self.cls, name)
+            if found and hint is not UNKNOWN and _is_callable_hint(hint):
+                self.add(
+                    name, "undecidable", "a Callable attribute; its call shape is not compared"
+                )
+                return
             self.add(name, "missing", "missing")
             return
+        self.where = location(impl_raw)
         impl = getattr(self.cls, name)
         if not callable(impl):
             self.add(name, "not-callable", f"not callable (found {type(impl_raw).__name__})")
             return
-        proto = getattr(self.protocol, name)
         proto_kind, impl_kind = method_kind(proto_raw), method_kind(impl_raw)
-        if proto_kind != impl_kind:
+        if proto_kind != "instance method" and impl_kind == "instance method":
             self.add(
-                name, "kind", f"{_article(impl_kind)}, the Protocol declares {_article(proto_kind)}"
+                name, "kind", f"{article(impl_kind)}, the Protocol declares {article(proto_kind)}"
             )
+        proto = getattr(self.protocol, name)
         proto_async, impl_async = async_kind(proto), async_kind(impl)
         if proto_async != impl_async:
             self.add(
                 name,
                 "async",
-                f"{_article(impl_async)}, the Protocol declares {_article(proto_async)}",
+                f"{article(impl_async)}, the Protocol declares {article(proto_async)} "
+                "(stricter than the spec: Ray runs a method by its function kind)",
             )
-        try:
-            proto_sig = _protocol_signature(self.protocol, name)
-            impl_sig = caller_signature(impl, impl_kind)
-        except (TypeError, ValueError) as exc:
-            self.skipped.append(
-                f"{self.proto_name}.{name}: signature unreadable ({exc}); call shape not checked"
-            )
+        proto_sigs = self.signatures(proto, proto_kind, self.protocol, name, self.proto_name)
+        impl_sigs = self.signatures(impl, impl_kind, self.cls, name, self.cls_name)
+        if proto_sigs is None or impl_sigs is None:
             return
-        if impl_sig is None:
+        if not impl_sigs:
             self.add(name, "shape", "call shape: takes no parameter to receive the instance")
             return
-        assert proto_sig is not None, "Protocol methods take self"
-        for problem in shape_problems(proto_sig, impl_sig):
-            self.add(name, "shape", f"call shape: {problem}")
-        # An async def declares its coroutine's result, not what a call returns, so it cannot
-        # be compared with a plain function's return; the async line says what is wrong.
-        coroutine = "coroutine function (async def)"
-        comparable = (proto_async == coroutine) == (impl_async == coroutine)
-        self.annotations(name, impl, proto_sig, impl_sig, returns=comparable)
+        for proto_sig in proto_sigs:
+            self.one_signature(name, proto_sig, impl_sigs, overloaded=len(proto_sigs) > 1)
 
-    def annotations(
-        self,
-        name: str,
-        impl: object,
-        proto_sig: inspect.Signature,
-        impl_sig: inspect.Signature,
-        *,
-        returns: bool,
+    def one_signature(
+        self, name: str, proto: _Callable, impls: list[_Callable], *, overloaded: bool
     ) -> None:
-        proto_hints = self.hints(name, _protocol_hints(self.protocol, name), self.proto_name)
-        impl_hints = self.hints(name, resolve_hints(impl), self.cls_name)
-        for param, receiver in receivers(proto_sig, impl_sig):
-            if param.name not in proto_hints or receiver.name not in impl_hints:
+        """Some implementation signature (overload) must accept every call of `proto`."""
+        best: list[tuple[Rule, str]] | None = None
+        for impl in impls:
+            problems = self.compare(name, proto, impl)
+            if not problems:
+                return
+            if best is None or len(problems) < len(best):
+                best = problems
+        assert best is not None
+        shown = f" (overload {_show_sig(proto.sig)})" if overloaded else ""
+        if len(impls) > 1:
+            self.add(
+                name, "shape", f"no overload accepts the Protocol's call {_show_sig(proto.sig)}"
+            )
+            return
+        for rule, text in best:
+            self.add(name, rule, f"{text}{shown}")
+
+    def compare(self, name: str, proto: _Callable, impl: _Callable) -> list[tuple[Rule, str]]:
+        problems: list[tuple[Rule, str]] = []
+        gradual = is_gradual(proto.sig)
+        shape = (
+            gradual_problems(proto.sig, impl.sig)
+            if gradual
+            else shape_problems(proto.sig, impl.sig)
+        )
+        problems += [("shape", f"call shape: {p}") for p in shape]
+        # The implementation's own type variables take what the Protocol's caller passes.
+        binding: dict[object, object] = {}
+        pairs = receivers(proto.sig, impl.sig)
+        if impl.tvars:
+            for param, receiver in pairs:
+                if param.annotation is not _EMPTY and receiver.annotation is not _EMPTY:
+                    solve(receiver.annotation, param.annotation, set(impl.tvars), binding)
+            for var, value in list(binding.items()):
+                assert isinstance(var, typing.TypeVar)
+                why = typevar_problem(var, value)
+                if why is not None:
+                    problems.append(("annotation", f"annotation: {why}"))
+                binding[var] = pick_constraint(var, value)
+            for var in impl.tvars:
+                binding.setdefault(var, Any)
+        for param, receiver in pairs:
+            want, got = param.annotation, substitute(receiver.annotation, binding)
+            if want is _EMPTY or got is _EMPTY or (gradual and param.kind in _VAR):
                 continue
-            want, got = proto_hints[param.name], impl_hints[receiver.name]
-            verdict = self.subhint(name, want, got)
-            if verdict is False:
-                self.add(
-                    name,
-                    "annotation",
-                    f"annotation: parameter {receiver.name!r} is {show_hint(got)}, "
-                    f"which does not accept the Protocol's {show_hint(want)}",
+            if self.subhint(name, want, got) is False:
+                problems.append(
+                    (
+                        "annotation",
+                        f"annotation: parameter {receiver.name!r} is {show_hint(got)}, "
+                        f"which does not accept the Protocol's {show_hint(want)}",
+                    )
                 )
-        if returns and "return" in proto_hints and "return" in impl_hints:
-            want, got = proto_hints["return"], impl_hints["return"]
-            if self.subhint(name, got, want) is False:
-                self.add(
-                    name,
+        want, got = proto.sig.return_annotation, substitute(impl.sig.return_annotation, binding)
+        if want is not _EMPTY and got is not _EMPTY and self.subhint(name, got, want) is False:
+            problems.append(
+                (
                     "annotation",
                     f"annotation: returns {show_hint(got)}, "
                     f"which is not a {show_hint(want)} (the Protocol's return)",
                 )
+            )
+        return problems
+
+    def signatures(
+        self, func: object, kind: MethodKind, owner: type, name: str, owner_name: str
+    ) -> list[_Callable] | None:
+        """Each signature of `func` (its overloads, or itself), normalised; [] when self
+        cannot bind, None when unreadable (reported as skipped)."""
+        target = function_of(func) or func
+        overloads: list[object] = []
+        if isinstance(target, types.FunctionType):
+            overloads = list(_safe(lambda: typing.get_overloads(target), []))
+        found: list[_Callable] = []
+        # Overloads are plain functions: a classmethod's still take cls, dropped like self.
+        one_kind: MethodKind = kind
+        if overloads and kind == "classmethod":
+            one_kind = "instance method"
+        for one in overloads or [func]:
+            try:
+                sig = caller_signature(one, one_kind)
+            except (TypeError, ValueError) as exc:
+                self.skipped.append(
+                    f"{owner_name}.{name}: signature unreadable ({exc}); call shape not checked"
+                )
+                return None
+            if sig is None:
+                return []
+            hints = self.hints(name, resolve_hints(one), owner_name)
+            found.append(self.normalise(sig, hints, one, owner))
+        return found
+
+    def normalise(
+        self, sig: inspect.Signature, hints: dict[str, object], func: object, owner: type
+    ) -> _Callable:
+        on_protocol = owner is self.protocol
+        mapping = {**self.self_map, **(self.class_vars if on_protocol else self.impl_vars)}
+        params = [
+            p.replace(annotation=substitute(hints[p.name], mapping) if p.name in hints else _EMPTY)
+            for p in sig.parameters.values()
+        ]
+        ret = substitute(hints["return"], mapping) if "return" in hints else _EMPTY
+        if ret is not _EMPTY and async_kind(func) == _COROUTINE:
+            ret = subscript(cabc.Coroutine, (Any, Any, ret))
+        out = sig.replace(parameters=params, return_annotation=ret)
+        qualname = getattr(function_of(func), "__qualname__", "")
+        out = old_style_positional_only(out, qualname.rsplit(".", 2)[-2] if "." in qualname else "")
+        out = expand_unpacked_kwargs(out)
+        tvars: set[typing.TypeVar] = set()
+        for p in out.parameters.values():
+            tvars |= type_vars(p.annotation)
+        tvars |= type_vars(out.return_annotation)
+        return _Callable(out, frozenset(tvars))
+
+    # --- data members and properties ----------------------------------------------------
+
+    def attribute(self, name: str, proto_raw: object) -> None:
+        want, settable, classvar = self.declared(name, proto_raw)
+        owner = inherited_protocol_body(self.cls, name) if proto_raw is not None else None
+        if owner is None and proto_raw is None and not is_protocol(self.cls):
+            owner = self.declared_only_in_protocol(name)
+        if owner is not None:
+            self.add(
+                name,
+                "missing",
+                f"missing: only Protocol {owner.__qualname__} declares it, nothing sets it",
+            )
+            return
+        impl_raw = vars_lookup(self.cls, name)
+        if impl_raw is not None and _safe(lambda: is_protocol(owner_of(self.cls, name)), False):
+            impl_raw = impl_raw if not is_protocol(self.cls) else impl_raw
+        found, got = class_annotation(self.cls, name)
+        got_classvar = typing.get_origin(got) in _CLASSVAR
+        if got_classvar:
+            args = typing.get_args(got)
+            got = args[0] if args else Any
+        if isinstance(impl_raw, property):
+            self.where = location(impl_raw)
+            got_settable = impl_raw.fset is not None
+            got = self.property_type(name, impl_raw)
+        elif impl_raw is not None and _is_method(impl_raw) and not found:
+            self.where = location(impl_raw)
+            self.add(name, "attribute", "a method, the Protocol declares a data attribute")
+            return
+        elif impl_raw is not None or found:
+            got_settable = not got_classvar or classvar
+            if not found:
+                got = type(impl_raw) if type(impl_raw) in _INFERRED else UNKNOWN
+        else:
+            assigned = assigned_in_methods(self.cls, name)
+            if assigned is None:
+                self.add(name, "missing", "missing")
+                return
+            self.where = assigned
+            if classvar:
+                self.add(
+                    name, "attribute", "an instance variable, the Protocol declares a ClassVar"
+                )
+                return
+            got = assigned_type(self.cls, name)
+            if got is UNKNOWN:
+                if want is not Any and want is not object:
+                    self.add(
+                        name,
+                        "undecidable",
+                        f"set on the instance in a method; its type cannot be read from the "
+                        f"class (the Protocol declares {show_hint(want)})",
+                    )
+                return
+            got_settable = True
+        if classvar and not got_classvar:
+            self.add(name, "attribute", "an instance variable, the Protocol declares a ClassVar")
+            return
+        if settable and not got_settable:
+            self.add(name, "attribute", "read-only, the Protocol declares a settable attribute")
+            return
+        if got is UNKNOWN or want is UNKNOWN:
+            if want is not UNKNOWN and want is not Any and want is not object:
+                self.add(name, "undecidable", "its type cannot be read from the class")
+            return
+        got = substitute(got, {**self.self_map, **self.impl_vars})
+        ok = self.subhint(name, got, want)
+        if ok is not False and settable:
+            # Settable: what the Protocol's users assign must fit, so the type is invariant.
+            stored = self.setter_type(name, impl_raw) if isinstance(impl_raw, property) else got
+            ok = stored is UNKNOWN or self.subhint(name, want, stored)
+        if ok is False:
+            what = "settable attribute" if settable else "attribute"
+            self.add(
+                name,
+                "annotation",
+                f"annotation: {show_hint(got)}, the Protocol's {what} is {show_hint(want)}",
+            )
+
+    def declared(self, name: str, proto_raw: object) -> tuple[object, bool, bool]:
+        """(type, settable, ClassVar) of the Protocol's data member or property."""
+        mapping = {**self.self_map, **self.class_vars}
+        if isinstance(proto_raw, property):
+            hint = self.property_type(name, proto_raw, protocol=True)
+            return substitute(hint, mapping), proto_raw.fset is not None, False
+        found, hint = class_annotation(self.protocol, name)
+        if not found or hint is UNKNOWN:
+            return UNKNOWN, True, False
+        classvar = typing.get_origin(hint) in _CLASSVAR
+        if classvar:
+            args = typing.get_args(hint)
+            hint = args[0] if args else Any
+        # A ClassVar is settable through the class, so it is invariant as well.
+        return substitute(hint, mapping), True, classvar
+
+    def declared_only_in_protocol(self, name: str) -> type | None:
+        """The Protocol a subclass inherits the bare declaration `name: T` from, when no
+        class body or method of the subclass sets it (mypy: an abstract attribute)."""
+        if self.protocol not in self.cls.__mro__:
+            return None
+        for klass in self.cls.__mro__:
+            if is_protocol(klass):
+                continue
+            if name in vars(klass) or name in vars(klass).get("__annotations__", {}):
+                return None
+        if assigned_in_methods(self.cls, name) is not None:
+            return None
+        return self.protocol
+
+    def setter_type(self, name: str, prop: property) -> object:
+        if prop.fset is None:
+            return UNKNOWN
+        hints = self.hints(name, resolve_hints(prop.fset), self.cls_name)
+        params = [k for k in hints if k != "return"]
+        return hints[params[-1]] if params else UNKNOWN
+
+    def property_type(self, name: str, prop: property, *, protocol: bool = False) -> object:
+        hints = self.hints(
+            name,
+            resolve_hints(prop.fget),
+            self.proto_name if protocol else self.cls_name,
+        )
+        return hints.get("return", UNKNOWN)
+
+    # --- helpers -------------------------------------------------------------------------
 
     def hints(self, name: str, resolved: ResolvedHints, owner: str) -> dict[str, object]:
         hints, unresolved = resolved
@@ -319,10 +575,17 @@ class _Checker:
     def subhint(self, name: str, sub: object, sup: object) -> bool | None:
         try:
             return is_subhint_safe(sub, sup)
-        except _Undecidable as exc:
+        except Undecidable as exc:
             self.skipped.append(
                 f"{self.proto_name}.{name}: cannot decide whether {show_hint(sub)} "
                 f"is a {show_hint(sup)} ({exc}); not checked"
+            )
+            return None
+        except RecursionError:
+            self.add(
+                name,
+                "undecidable",
+                f"comparing {show_hint(sub)} with {show_hint(sup)} recursed too deep",
             )
             return None
 
@@ -344,36 +607,36 @@ class _Checker:
             self.add("", "init", f"constructor cannot take {self.cls.__name__}({shown}): {exc}")
 
 
-def static_member(cls: type, name: str) -> object:
-    """The raw attribute (function, staticmethod, ...) `name` in the class MRO.
-
-    Like `inspect.getattr_static` but without the metaclass: an instance does not
-    see metaclass attributes, and typing's Protocol check does not either.
-    """
-    for klass in cls.__mro__:
-        namespace = vars(klass)
-        if name in namespace:
-            return namespace[name]
-    raise AttributeError(name)
+_VAR: Final = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+# Class values whose type mypy infers as the value's class.
+_INFERRED: Final = frozenset({int, float, complex, str, bytes, bool, list, dict, set, tuple})
 
 
-def vars_lookup(cls: type, name: str) -> object | None:
-    """`static_member`, or None when the name is only annotated (a data member)."""
+def _is_method(raw: object) -> bool:
+    if isinstance(raw, (staticmethod, classmethod, types.FunctionType)):
+        return True
+    return callable(raw) and not isinstance(raw, type)
+
+
+def _is_callable_hint(hint: object) -> bool:
+    return (typing.get_origin(hint) or hint) is cabc.Callable
+
+
+def _show_sig(sig: inspect.Signature) -> str:
+    params = [
+        p.replace(annotation=show_hint(p.annotation)) if p.annotation is not _EMPTY else p
+        for p in sig.parameters.values()
+    ]
+    ret = sig.return_annotation
+    shown = sig.replace(parameters=params, return_annotation=_EMPTY)
+    return f"{shown}" + (f" -> {show_hint(ret)}" if ret is not _EMPTY else "")
+
+
+def _safe(func: typing.Callable[[], Any], default: Any) -> Any:  # noqa: ANN401
     try:
-        return static_member(cls, name)
-    except AttributeError:
-        return None
-
-
-def protocol_members(protocol: type) -> list[str]:
-    """The Protocol's members, base Protocols' first, each in definition order."""
-    members = get_protocol_members(protocol)
-    ordered: list[str] = []
-    for klass in reversed(protocol.__mro__):
-        for name in [*vars(klass), *vars(klass).get("__annotations__", {})]:
-            if name in members and name not in ordered:
-                ordered.append(name)
-    return ordered
+        return func()
+    except Exception:  # noqa: BLE001 - introspection of a hostile object
+        return default
 
 
 def _first_line(exc: BaseException) -> str:
@@ -383,408 +646,4 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(root).__name__}: {text[0] if text else ''}"
 
 
-def _article(kind: str) -> str:
-    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
-
-
-def method_kind(raw: object) -> MethodKind:
-    """How a class attribute binds when called through an instance."""
-    if isinstance(raw, staticmethod):
-        return "staticmethod"
-    if isinstance(raw, classmethod):
-        return "classmethod"
-    # Functions and other descriptors bind the instance; plain callables do not.
-    return "instance method" if hasattr(type(raw), "__get__") else "staticmethod"
-
-
-def async_kind(func: object) -> AsyncKind:
-    if inspect.isasyncgenfunction(func):
-        return "async generator function"
-    if inspect.iscoroutinefunction(func):
-        return "coroutine function (async def)"
-    return "plain function"
-
-
-def caller_signature(func: object, kind: MethodKind) -> inspect.Signature | None:
-    """The signature as a caller of `instance.member(...)` sees it; None if self cannot bind."""
-    sig = inspect.signature(typing.cast("cabc.Callable[..., object]", func))
-    if kind != "instance method":
-        return sig  # getattr() already bound a classmethod's cls
-    params = list(sig.parameters.values())
-    if params and params[0].kind in _POSITIONAL:
-        return sig.replace(parameters=params[1:])
-    if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
-        return sig  # *args swallows self
-    return None
-
-
-def shape_problems(proto: inspect.Signature, impl: inspect.Signature) -> list[str]:
-    """Calls the Protocol's signature accepts that the implementation's would refuse."""
-    problems: list[str] = []
-    p_params = list(proto.parameters.values())
-    i_params = list(impl.parameters.values())
-    p_pos = [p for p in p_params if p.kind in _POSITIONAL]
-    i_pos = [p for p in i_params if p.kind in _POSITIONAL]
-    p_names = {p.name: p for p in p_params if p.kind in _BY_NAME}
-    i_names = {p.name: p for p in i_params if p.kind in _BY_NAME}
-    p_var = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in p_params)
-    i_var = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in i_params)
-    p_varkw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in p_params)
-    i_varkw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in i_params)
-
-    i_positional_only = {p.name for p in i_pos if p.kind is inspect.Parameter.POSITIONAL_ONLY}
-    if p_var and not i_var:
-        problems.append("has no *args, the Protocol accepts any number of positional arguments")
-    if p_varkw and not i_varkw:
-        problems.append("has no **kwargs, the Protocol accepts any keyword argument")
-
-    for index, param in enumerate(p_pos):
-        by_keyword = param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-        if index < len(i_pos):
-            other = i_pos[index]
-            if by_keyword and other.name != param.name:
-                problems.append(
-                    f"positional parameter {index + 1} is named {other.name!r}, "
-                    f"the Protocol names it {param.name!r}"
-                )
-            elif by_keyword and other.kind is inspect.Parameter.POSITIONAL_ONLY:
-                problems.append(
-                    f"{param.name!r} is positional-only, the Protocol allows it by keyword"
-                )
-            elif (
-                not by_keyword
-                and other.name in p_names
-                and other.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-            ):
-                problems.append(
-                    f"positional parameter {index + 1} is named {other.name!r}, "
-                    f"which the Protocol passes by keyword"
-                )
-            continue
-        named = i_names.get(param.name)
-        if (
-            by_keyword
-            and named is not None
-            and named.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-        ):
-            continue  # it sits at another position: reported as a name mismatch above
-        if by_keyword and param.name in i_positional_only:
-            problems.append(f"{param.name!r} is positional-only, the Protocol allows it by keyword")
-        elif not by_keyword:
-            if not i_var and index == len(i_pos):
-                problems.append(
-                    f"takes {len(i_pos)} positional argument(s), the Protocol allows {len(p_pos)}"
-                )
-        elif named is None and not i_varkw and not i_var:
-            problems.append(f"has no parameter {param.name!r}, the Protocol has")
-        elif named is None and not i_varkw:
-            problems.append(f"does not accept {param.name!r} by keyword, the Protocol does")
-        elif not i_var or (named is not None and named.default is _EMPTY):
-            # Passed positionally it would land in no parameter, or in *args and not here.
-            problems.append(
-                f"takes {param.name!r} by keyword only, the Protocol allows it positionally"
-            )
-    if p_var:
-        # The Protocol's extra positional arguments land on these.
-        for index, other in enumerate(i_pos[len(p_pos) :], start=len(p_pos)):
-            if other.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and other.name in p_names:
-                problems.append(
-                    f"positional parameter {index + 1} is named {other.name!r}, "
-                    f"which the Protocol passes by keyword"
-                )
-    for name, param in p_names.items():
-        if param.kind is not inspect.Parameter.KEYWORD_ONLY:
-            continue
-        if name in i_positional_only:
-            problems.append(f"{name!r} is positional-only, the Protocol passes it by keyword")
-        elif name not in i_names and not i_varkw:
-            problems.append(f"has no keyword parameter {name!r}, the Protocol has")
-
-    # Implementation parameters every Protocol call must fill.
-    for index, other in enumerate(i_pos):
-        if other.default is not _EMPTY:
-            continue
-        if index < len(p_pos):
-            param = p_pos[index]
-            renamed = param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and (
-                param.name != other.name
-            )  # already reported as a name mismatch
-            if param.default is not _EMPTY and not renamed:
-                problems.append(_required_here(other.name))
-            continue
-        supplied = p_names.get(other.name)
-        if other.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and supplied is not None:
-            if supplied.default is not _EMPTY:
-                problems.append(_required_here(other.name))
-            continue
-        problems.append(f"extra parameter {other.name!r} needs a default")
-    for name, other in i_names.items():
-        if other.kind is not inspect.Parameter.KEYWORD_ONLY or other.default is not _EMPTY:
-            continue
-        supplied = p_names.get(name)
-        if supplied is None:
-            problems.append(f"extra keyword-only parameter {name!r} needs a default")
-        elif supplied.default is not _EMPTY:
-            problems.append(_required_here(name))
-    return problems
-
-
-def _required_here(name: str) -> str:
-    return f"{name!r} has no default, the Protocol makes it optional"
-
-
-def receivers(
-    proto: inspect.Signature, impl: inspect.Signature
-) -> list[tuple[inspect.Parameter, inspect.Parameter]]:
-    """(Protocol parameter, implementation parameter receiving it) pairs, where one exists."""
-    params = list(impl.parameters.values())
-    positional = [p for p in params if p.kind in _POSITIONAL]
-    by_name = {p.name: p for p in params if p.kind in _BY_NAME}
-    var = {p.kind: p for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    pairs: list[tuple[inspect.Parameter, inspect.Parameter]] = []
-    proto_positional = [p for p in proto.parameters.values() if p.kind in _POSITIONAL]
-    for param in proto.parameters.values():
-        receiver: inspect.Parameter | None
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            receiver = var.get(param.kind)
-        elif param.kind in _BY_NAME and param.name in by_name:
-            receiver = by_name[param.name]
-        elif param.kind in _POSITIONAL:
-            index = proto_positional.index(param)
-            receiver = (
-                positional[index] if index < len(positional) else var.get(param.VAR_POSITIONAL)
-            )
-        else:
-            receiver = var.get(param.VAR_KEYWORD)
-        if receiver is not None:
-            pairs.append((param, receiver))
-    return pairs
-
-
-# ---------------------------------------------------------------------------------------
-# Annotations
-
-
-# The Protocol side of each member is the same for every class checked against it.
-@functools.cache
-def _protocol_signature(protocol: type, name: str) -> inspect.Signature | None:
-    return caller_signature(getattr(protocol, name), method_kind(static_member(protocol, name)))
-
-
-@functools.cache
-def _protocol_hints(protocol: type, name: str) -> ResolvedHints:
-    return resolve_hints(getattr(protocol, name))
-
-
-def resolve_hints(func: object) -> ResolvedHints:
-    """Resolved annotations of `func`, and (name, error) for each one that does not resolve.
-
-    One unresolvable annotation does not hide the others: on failure each is tried alone.
-    """
-    target: object = getattr(func, "__func__", func)  # bound classmethods
-    raw = getattr(target, "__annotations__", None)
-    if not isinstance(raw, dict) or not raw:
-        return {}, []
-    try:
-        return dict(typing.get_type_hints(target, include_extras=True)), []
-    except Exception:  # noqa: BLE001 - any resolution error falls back to one by one
-        pass
-    unwrapped = inspect.unwrap(typing.cast("cabc.Callable[..., object]", target))
-    globalns: dict[str, Any] = getattr(unwrapped, "__globals__", {})
-    hints: dict[str, object] = {}
-    unresolved: list[tuple[str, str]] = []
-    for key, value in raw.items():
-        one = types.SimpleNamespace(__annotations__={key: value})
-        try:
-            hints[key] = typing.get_type_hints(one, globalns=globalns, include_extras=True)[key]
-        except Exception as exc:  # noqa: BLE001 - NameError, SyntaxError, TypeError alike
-            unresolved.append((key, f"{type(exc).__name__}: {exc}"))
-    return hints, unresolved
-
-
-class _Undecidable(Exception):
-    """Neither beartype nor the structural rules below can compare two hints."""
-
-
-_UNIONS: Final = (typing.Union, types.UnionType)
-# Origins whose type arguments are all covariant (read-only containers and streams).
-_COVARIANT: Final = frozenset(
-    {
-        cabc.Iterable,
-        cabc.Iterator,
-        cabc.AsyncIterable,
-        cabc.AsyncIterator,
-        cabc.Awaitable,
-        cabc.Sequence,
-        cabc.Collection,
-        cabc.Container,
-        cabc.Reversible,
-        cabc.Set,
-        frozenset,
-        tuple,
-        type,
-    }
-)
-# PEP 484's numeric tower, which beartype's is_subhint does not apply.
-_NUMERIC_TOWER: Final[dict[object, frozenset[type]]] = {
-    float: frozenset({int, bool}),
-    complex: frozenset({int, float, bool}),
-}
-# Generators stream their first argument; as iterators they are compared on it alone.
-_GENERATORS: Final = frozenset({cabc.Generator, cabc.AsyncGenerator})
-
-
-def is_subhint_safe(sub: object, sup: object) -> bool:
-    """`beartype.door.is_subhint`, extended to TypedDicts and generator/iterator pairs.
-
-    beartype raises on TypedDicts ("TypedDict does not support instance and class
-    checks") and calls AsyncGenerator[Y, S] vs AsyncIterator[Y] undecidable; both occur
-    in worker Protocols, so they are compared structurally here (PEP 589 rules for
-    TypedDicts). Raises `_Undecidable` when no answer can be given.
-    """
-    if sub is sup or _same(sub, sup):
-        return True
-    if sup is Any or sup is object or sub is Any:
-        return True
-    if sub in _NUMERIC_TOWER.get(sup, ()):
-        return True
-    sub, sup = _strip_annotated(sub), _strip_annotated(sup)
-    if typing.get_origin(sub) in _UNIONS:
-        return all(is_subhint_safe(arg, sup) for arg in typing.get_args(sub))
-    if typing.get_origin(sup) in _UNIONS:
-        return any(_try_subhint(sub, arg) for arg in typing.get_args(sup))
-    if is_typeddict(sub) or is_typeddict(sup):
-        return _typeddict_subhint(sub, sup)
-    if not (_has_typeddict(sub) or _has_typeddict(sup)):
-        try:
-            return is_subhint(as_hint(sub), as_hint(sup))
-        except Exception:  # noqa: BLE001 - beartype raises its own and TypeErrors
-            pass
-    return _generic_subhint(sub, sup)
-
-
-def as_hint(hint: object) -> Any:  # noqa: ANN401
-    # beartype types its hint parameters differently for mypy and pyrefly; the hints
-    # handled here come from get_type_hints and are valid at runtime.
-    return hint
-
-
-def bearable(value: object, hint: object) -> bool:
-    """`beartype.door.is_bearable` for a hint held as a plain object."""
-    return is_bearable(value, as_hint(hint))
-
-
-def _same(a: object, b: object) -> bool:
-    try:
-        return a == b
-    except Exception:  # noqa: BLE001 - exotic hints may not compare
-        return False
-
-
-def _try_subhint(sub: object, sup: object) -> bool:
-    try:
-        return is_subhint_safe(sub, sup)
-    except _Undecidable:
-        return False
-
-
-def _strip_annotated(hint: object) -> object:
-    while typing.get_origin(hint) is typing.Annotated:
-        hint = typing.get_args(hint)[0]
-    return hint
-
-
-def _has_typeddict(hint: object) -> bool:
-    return is_typeddict(hint) or any(_has_typeddict(arg) for arg in typing.get_args(hint))
-
-
-def _typeddict_subhint(sub: object, sup: object) -> bool:
-    if not is_typeddict(sup):
-        # A TypedDict is a Mapping[str, object], never a dict[...] (PEP 589).
-        origin = typing.get_origin(sup) or sup
-        args = typing.get_args(sup)
-        return origin is cabc.Mapping and (not args or _same(args[0], str))
-    if not is_typeddict(sub):
-        return False
-    try:
-        sub_items = typeddict_fields(sub)
-        sup_items = typeddict_fields(sup)
-    except Exception as exc:  # noqa: BLE001 - unresolvable field annotations
-        raise _Undecidable(f"TypedDict fields unresolvable: {exc}") from exc
-    for key, (want, want_required) in sup_items.items():
-        if key not in sub_items:
-            return False
-        got, got_required = sub_items[key]
-        if got_required != want_required:
-            return False
-        # Mutable fields are invariant: each type must be a subtype of the other.
-        if not (is_subhint_safe(got, want) and is_subhint_safe(want, got)):
-            return False
-    return True
-
-
-_REQUIRED: Final = (typing.Required, typing_extensions.Required)
-_NOT_REQUIRED: Final = (typing.NotRequired, typing_extensions.NotRequired)
-_TRANSPARENT: Final = (typing.Annotated, typing_extensions.ReadOnly)
-
-
-def typeddict_fields(td: object) -> dict[str, tuple[object, bool]]:
-    """Each key of a TypedDict: (value type, required?).
-
-    `__required_keys__` is wrong on Python 3.11 when the TypedDict's module uses
-    `from __future__ import annotations` (a string "NotRequired[...]" is not seen), so
-    an explicit Required/NotRequired in the resolved annotation overrides it.
-    """
-    required_keys: frozenset[str] = getattr(td, "__required_keys__", frozenset())
-    fields: dict[str, tuple[object, bool]] = {}
-    for key, hint in typing.get_type_hints(td, include_extras=True).items():
-        required = key in required_keys
-        while True:
-            origin = typing.get_origin(hint)
-            if origin in _REQUIRED or origin in _NOT_REQUIRED:
-                required = origin in _REQUIRED
-            elif origin not in _TRANSPARENT:
-                break
-            hint = typing.get_args(hint)[0]
-        fields[key] = (hint, required)
-    return fields
-
-
-def _generic_subhint(sub: object, sup: object) -> bool:
-    sub_origin = typing.get_origin(sub) or sub
-    sup_origin = typing.get_origin(sup) or sup
-    if not (isinstance(sub_origin, type) and isinstance(sup_origin, type)):
-        raise _Undecidable("not comparable structurally")
-    if not issubclass(sub_origin, sup_origin):
-        return False
-    sub_args, sup_args = typing.get_args(sub), typing.get_args(sup)
-    if not sub_args or not sup_args:
-        return True  # a bare origin stands for any arguments
-    if sub_origin in _GENERATORS and len(sup_args) == 1 and sup_origin in _COVARIANT:
-        return is_subhint_safe(sub_args[0], sup_args[0])
-    if len(sub_args) != len(sup_args) or Ellipsis in sub_args or Ellipsis in sup_args:
-        raise _Undecidable("type arguments differ in number")
-    covariant = sup_origin in _COVARIANT
-    for got, want in zip(sub_args, sup_args, strict=True):
-        if not is_subhint_safe(got, want):
-            return False
-        if not covariant and not is_subhint_safe(want, got):
-            return False
-    return True
-
-
-def show_hint(hint: object) -> str:
-    """A hint as a person writes it: `dict[str, float]`, `TrainResult`, `None`."""
-    if hint is type(None) or hint is None:
-        return "None"
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in _UNIONS:
-        return " | ".join(show_hint(arg) for arg in args)
-    if origin is not None and args and origin is not typing.Annotated and origin is not Literal:
-        name = getattr(origin, "__qualname__", None) or repr(origin)
-        return f"{name}[{', '.join(show_hint(a) for a in args)}]"
-    if isinstance(hint, type):
-        return hint.__qualname__
-    if hint is Ellipsis:
-        return "..."
-    return repr(hint).replace("typing.", "").replace("collections.abc.", "")
+_UNUSED: Final = (is_bearable, Literal)

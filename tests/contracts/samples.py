@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from contracts.protocols import QuantPolicyWorker
 from contracts.types import (
     EngineArgs,
     GenerationBatch,
@@ -89,6 +90,30 @@ class StatsAsDict(Policy):
         return {"total": STATS["total"]}
 
 
+class ClassAlive(QuantPolicy):
+    """is_alive as a classmethod: satisfies the instance method (the spec's rule)."""
+
+    @classmethod
+    def is_alive(cls) -> bool:
+        return True
+
+
+class MadeByClass(Protocol):
+    """Declares a classmethod: an instance method does not satisfy it."""
+
+    @classmethod
+    def create(cls) -> int: ...
+
+
+class InstanceCreate:
+    def create(self) -> int:
+        return 1
+
+
+class SubclassForgetsStats(Policy, QuantPolicyWorker):
+    """Subclasses the Protocol and forgets a member: inherits its `...` body."""
+
+
 class NoRankInit(QuantPolicy):
     def __init__(self, config: Mapping[str, object]) -> None:
         super().__init__(config)
@@ -112,9 +137,7 @@ class NamedWorker(Protocol):
 class FourProblems(Policy):
     """Missing get_quantizer_stats, and three broken PolicyWorker methods."""
 
-    @classmethod
-    def is_alive(cls) -> bool:
-        return True
+    is_alive = True  # type: ignore[assignment]  # not callable: the broken member under test
 
     async def shutdown(self) -> bool:  # type: ignore[override]  # the broken override under test
         return True

@@ -71,9 +71,9 @@ def test_static_and_class_methods_stay_what_they_are() -> None:
     static = enforce_calls(samples.StaticStats, QuantPolicyWorker)
     assert static.get_quantizer_stats() == samples.STATS  # no instance needed
     assert isinstance(vars(static)["get_quantizer_stats"], staticmethod)
-    four = enforce_calls(samples.FourProblems, QuantPolicyWorker)
-    assert four.is_alive() is True
-    assert isinstance(vars(four)["is_alive"], classmethod)
+    alive = enforce_calls(samples.ClassAlive, QuantPolicyWorker)
+    assert alive.is_alive() is True
+    assert isinstance(vars(alive)["is_alive"], classmethod)
 
 
 def test_data_members_are_left_alone() -> None:

@@ -19,7 +19,7 @@ def test_fails_with_the_full_report() -> None:
     with pytest.raises(AssertionError) as caught:
         assert_implements(samples.FourProblems, QuantPolicyWorker)
     lines = str(caught.value).splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 5
     assert lines[-1] == (
         "tests.contracts.samples.FourProblems does not implement "
         "QuantPolicyWorker.get_quantizer_stats: missing"

@@ -1,0 +1,786 @@
+"""Generated Protocol/class pairs, judged by mypy, pyrefly and `contracts.check`.
+
+Each pair is a Protocol `Proto`, a class `Impl` and the line `x: Proto = Impl()`
+(or a specialised target such as `Proto[int]`). The enumerator below writes pairs in
+every category of issue 10 as modules (many pairs per module, names suffixed per
+pair), runs mypy once and pyrefly once over all of them, imports the modules and asks
+the verifier. A pair's static verdict is "rejected" when the checker reports any
+error on its assignment line.
+
+`python -m tests.static.generator [--sample]` prints agreement per category and every
+disagreement; `make bench` runs the full set, `test_generated.py` a fixed sample.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from contracts import check
+from contracts.report import STRICTER_RULES
+from tests.static.checkers import BIN, CONFIG, REPO
+
+HEADER = """\
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import (
+    TYPE_CHECKING, Any, ClassVar, Generic, Literal, NotRequired, Protocol, Self, TypedDict,
+    TypeVar, Unpack, overload, runtime_checkable,
+)
+
+T = TypeVar("T")
+S = TypeVar("S")
+N = TypeVar("N", bound=float)
+K = TypeVar("K", int, str)
+"""
+
+# Names a pair's code uses; each is suffixed with the pair's number in its module.
+_LOCAL = re.compile(r"\b(Proto|Impl|Aux\w*|TD\w*|Base\w*)\b")
+PER_MODULE = 60
+
+
+@dataclass(frozen=True)
+class Pair:
+    category: str
+    name: str
+    code: str  # defines Proto and Impl (and helpers), dedented
+    target: str = "Proto"
+
+    def renamed(self, n: int) -> tuple[str, str]:
+        """(code, target) with every local name suffixed by `_<n>`."""
+
+        def sub(text: str) -> str:
+            return _LOCAL.sub(lambda m: f"{m[1]}_{n}", text)
+
+        return sub(textwrap.dedent(self.code)), sub(self.target)
+
+
+# --- the enumerator ---------------------------------------------------------------------
+
+
+def _method_pairs(category: str, protos: dict[str, str], impls: dict[str, str]) -> Iterator[Pair]:
+    for (pn, proto), (iname, impl) in itertools.product(protos.items(), impls.items()):
+        code = f"class Proto(Protocol):\n{_indent(proto)}\n\nclass Impl:\n{_indent(impl)}\n"
+        yield Pair(category, f"{pn}/{iname}", code)
+
+
+def _indent(text: str) -> str:
+    return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
+
+
+def _sig_body(sig: str, ret: str = "int", deco: str = "") -> str:
+    head = f"{deco}\n" if deco else ""
+    return f"{head}def f({sig}) -> {ret}: ..."
+
+
+def _impl_body(sig: str, ret: str = "int", deco: str = "", value: str = "0") -> str:
+    head = f"{deco}\n" if deco else ""
+    return f"{head}def f({sig}) -> {ret}:\n    raise RuntimeError({value!r})"
+
+
+def subclass_pairs() -> Iterator[Pair]:
+    bodies = {
+        "ellipsis": "...",
+        "pass": "pass",
+        "docstring": '"""Does f."""',
+        "raise": "raise NotImplementedError",
+        "default": "return 1",
+    }
+    for (bn, body), deco in itertools.product(bodies.items(), ("", "@abstractmethod")):
+        proto = f"{deco}\ndef f(self) -> int:\n    {body}\n\ndef g(self) -> int:\n    ..."
+        forgets = "def g(self) -> int:\n    return 2"
+        both = forgets + "\n\ndef f(self) -> int:\n    return 1"
+        for iname, impl, base in (
+            ("forgets", forgets, "Proto"),
+            ("implements", both, "Proto"),
+            ("via-mixin", forgets, "BaseMix, Proto"),
+            ("plain-forgets", forgets, ""),
+        ):
+            mix = "class BaseMix:\n    def f(self) -> int:\n        return 3\n\n"
+            code = (
+                f"class Proto(Protocol):\n{_indent(proto)}\n\n"
+                f"{mix if 'BaseMix' in base else ''}"
+                f"class Impl({base}):\n{_indent(impl)}\n"
+            )
+            yield Pair("subclass", f"{bn}{deco and '+abstract'}/{iname}", code)
+    for member, sets in itertools.product(
+        ("x: int", "@property\ndef x(self) -> int:\n    ..."),
+        ("none", "init", "class", "property"),
+    ):
+        impl = {
+            "none": "def g(self) -> int:\n    return 1",
+            "init": "def __init__(self) -> None:\n    self.x = 1",
+            "class": "x = 1",
+            "property": "@property\ndef x(self) -> int:\n    return 1",
+        }[sets]
+        code = f"class Proto(Protocol):\n{_indent(member)}\n\nclass Impl(Proto):\n{_indent(impl)}\n"
+        yield Pair("subclass", f"{member.split(':')[0][:9]}/{sets}", code)
+
+
+def self_pairs() -> Iterator[Pair]:
+    protos = {
+        "ret-self": "def f(self) -> Self: ...",
+        "param-self": "def f(self, other: Self) -> int: ...",
+        "ret-list-self": "def f(self) -> list[Self]: ...",
+    }
+    impls = {
+        "ret-impl": "def f(self) -> Impl:\n    return self",
+        "ret-self": "def f(self) -> Self:\n    return self",
+        "ret-aux": "def f(self) -> AuxOther:\n    return AuxOther()",
+        "ret-int": "def f(self) -> int:\n    return 1",
+        "param-impl": "def f(self, other: Impl) -> int:\n    return 1",
+        "param-object": "def f(self, other: object) -> int:\n    return 1",
+        "param-aux": "def f(self, other: AuxOther) -> int:\n    return 1",
+        "ret-list-impl": "def f(self) -> list[Impl]:\n    return []",
+        "ret-list-object": "def f(self) -> list[object]:\n    return []",
+    }
+    for pair in _method_pairs("self", protos, impls):
+        yield Pair(pair.category, pair.name, "class AuxOther:\n    pass\n\n" + pair.code)
+
+
+def unpack_pairs() -> Iterator[Pair]:
+    td = "class TDArgs(TypedDict):\n    a: int\n    b: NotRequired[str]\n\n"
+    protos = {"unpack": "def f(self, **kw: Unpack[TDArgs]) -> None: ..."}
+    impls = {
+        "exact": "def f(self, *, a: int, b: str = '') -> None: ...",
+        "positional-ok": "def f(self, a: int, b: str = '') -> None: ...",
+        "no-b": "def f(self, *, a: int) -> None: ...",
+        "b-required": "def f(self, *, a: int, b: str) -> None: ...",
+        "a-wrong-type": "def f(self, *, a: str, b: str = '') -> None: ...",
+        "a-wider": "def f(self, *, a: float, b: str = '') -> None: ...",
+        "kwargs-any": "def f(self, **kw: Any) -> None: ...",
+        "kwargs-int": "def f(self, **kw: int) -> None: ...",
+        "kwargs-object": "def f(self, **kw: object) -> None: ...",
+        "same-unpack": "def f(self, **kw: Unpack[TDArgs]) -> None: ...",
+        "extra-required": "def f(self, *, a: int, b: str = '', c: int) -> None: ...",
+        "extra-optional": "def f(self, *, a: int, b: str = '', c: int = 0) -> None: ...",
+        "nothing": "def f(self) -> None: ...",
+    }
+    for pair in _method_pairs("unpack", protos, impls):
+        yield Pair(pair.category, pair.name, td + pair.code)
+    # The implementation side unpacks, the Protocol spells the keywords out.
+    for pn, proto in {
+        "explicit": "def f(self, *, a: int, b: str = '') -> None: ...",
+        "a-only": "def f(self, *, a: int) -> None: ...",
+        "a-b-required": "def f(self, *, a: int, b: str) -> None: ...",
+        "c": "def f(self, *, c: int) -> None: ...",
+    }.items():
+        code = (
+            f"{td}class Proto(Protocol):\n{_indent(proto)}\n\nclass Impl:\n"
+            "    def f(self, **kw: Unpack[TDArgs]) -> None: ...\n"
+        )
+        yield Pair("unpack", f"{pn}/impl-unpack", code)
+
+
+_OVERLOADED_PROTO = """\
+@overload
+def f(self, x: int) -> int: ...
+@overload
+def f(self, x: str) -> str: ...
+def f(self, x: int | str) -> int | str: ...
+"""
+_OVERLOADED_IMPL = """\
+@overload
+def f(self, x: int) -> int: ...
+@overload
+def f(self, x: str) -> str: ...
+def f(self, x: int | str) -> int | str:
+    return x
+"""
+
+
+def overload_pairs() -> Iterator[Pair]:
+    impls = {
+        "same-overloads": _OVERLOADED_IMPL,
+        "union": "def f(self, x: int | str) -> int | str:\n    return x",
+        "object-any": "def f(self, x: object) -> Any:\n    return x",
+        "int-only": "def f(self, x: int) -> int:\n    return x",
+        "typevar": "def f(self, x: T) -> T:\n    return x",
+        "bool-str": "def f(self, x: int | str) -> bool:\n    return True",
+        "reversed-overloads": _OVERLOADED_IMPL.replace("-> int: ...", "-> str: ...", 1),
+        "three-overloads": "@overload\ndef f(self, x: bytes) -> bytes: ...\n" + _OVERLOADED_IMPL,
+        "int-float-overloads": _OVERLOADED_IMPL.replace(
+            "x: str) -> str", "x: float) -> float"
+        ).replace("int | str", "int | float"),
+    }
+    yield from _method_pairs("overload-protocol", {"overloaded": _OVERLOADED_PROTO}, impls)
+    protos = {
+        "int": "def f(self, x: int) -> int: ...",
+        "str": "def f(self, x: str) -> str: ...",
+        "bool": "def f(self, x: bool) -> int: ...",
+        "float": "def f(self, x: float) -> float: ...",
+        "union": "def f(self, x: int | str) -> int | str: ...",
+        "object": "def f(self, x: int) -> object: ...",
+    }
+    yield from _method_pairs("overload-class", protos, {"overloaded": _OVERLOADED_IMPL})
+
+
+def nested_pairs() -> Iterator[Pair]:
+    for runtime, (aux_name, aux) in itertools.product(
+        ("@runtime_checkable\n", ""),
+        {
+            "method": "def g(self) -> int: ...",
+            "attr": "y: int",
+        }.items(),
+    ):
+        impls = {
+            "good": ("def g(self) -> int:\n    return 1", "y: int = 0"),
+            "wrong-type": ("def g(self) -> str:\n    return ''", "y: str = ''"),
+            "missing": ("def h(self) -> int:\n    return 1", "z: int = 0"),
+            "bool": ("def g(self) -> bool:\n    return True", "y: bool = True"),
+        }
+        for (iname, bodies), where in itertools.product(impls.items(), ("return", "param")):
+            body = bodies[0] if aux_name == "method" else bodies[1]
+            aux_impl = f"class AuxImpl:\n{_indent(body)}\n\n"
+            if where == "return":
+                proto = "def f(self) -> AuxP: ..."
+                impl = "def f(self) -> AuxImpl:\n    return AuxImpl()"
+            else:
+                proto = "def f(self, x: AuxImpl) -> None: ..."
+                impl = "def f(self, x: AuxP) -> None:\n    return None"
+            code = (
+                f"{runtime}class AuxP(Protocol):\n{_indent(aux)}\n\n{aux_impl}"
+                f"class Proto(Protocol):\n{_indent(proto)}\n\nclass Impl:\n{_indent(impl)}\n"
+            )
+            kind = "runtime" if runtime else "plain"
+            yield Pair("nested", f"{kind}-{aux_name}/{iname}-{where}", code)
+
+
+def data_pairs() -> Iterator[Pair]:
+    protos = {
+        "attr": "x: {t}",
+        "classvar": "x: ClassVar[{t}]",
+        "property": "@property\ndef x(self) -> {t}: ...",
+        "settable-property": (
+            "@property\ndef x(self) -> {t}: ...\n@x.setter\ndef x(self, value: {t}) -> None: ..."
+        ),
+    }
+    impls = {
+        "annotated": "x: {t}",
+        "default": "x: {t} = {v}",
+        "classvar": "x: ClassVar[{t}] = {v}",
+        "property": "@property\ndef x(self) -> {t}:\n    return {v}",
+        "settable-property": (
+            "@property\ndef x(self) -> {t}:\n    return {v}\n"
+            "@x.setter\ndef x(self, value: {t}) -> None:\n    pass"
+        ),
+        "init": "def __init__(self) -> None:\n    self.x: {t} = {v}",
+        "missing": "y: {t} = {v}",
+        "method": "def x(self) -> {t}:\n    return {v}",
+    }
+    values = {"int": "1", "bool": "True", "float": "1.0", "str": "''"}
+    for (pn, proto), (iname, impl), want, got in itertools.product(
+        protos.items(), impls.items(), ("int", "float"), ("int", "bool", "float", "str")
+    ):
+        code = (
+            f"class Proto(Protocol):\n{_indent(proto.format(t=want))}\n\n"
+            f"class Impl:\n{_indent(impl.format(t=got, v=values[got]))}\n"
+        )
+        yield Pair("data", f"{pn}:{want}/{iname}:{got}", code)
+
+
+def generic_method_pairs() -> Iterator[Pair]:
+    protos = {
+        "T->T": "def f(self, x: T) -> T: ...",
+        "int->int": "def f(self, x: int) -> int: ...",
+        "list[T]->T": "def f(self, x: list[T]) -> T: ...",
+        "N->N": "def f(self, x: N) -> N: ...",
+        "K->K": "def f(self, x: K) -> K: ...",
+        "bool->bool": "def f(self, x: bool) -> bool: ...",
+        "str->str": "def f(self, x: str) -> str: ...",
+    }
+    impls = {
+        "T->T": "def f(self, x: T) -> T:\n    return x",
+        "S->S": "def f(self, x: S) -> S:\n    return x",
+        "int->int": "def f(self, x: int) -> int:\n    return x",
+        "object->object": "def f(self, x: object) -> object:\n    return x",
+        "object->Any": "def f(self, x: object) -> Any:\n    return x",
+        "list[S]->S": "def f(self, x: list[S]) -> S:\n    return x[0]",
+        "N->N": "def f(self, x: N) -> N:\n    return x",
+        "K->K": "def f(self, x: K) -> K:\n    return x",
+        "T->list[T]": "def f(self, x: T) -> list[T]:\n    return [x]",
+    }
+    yield from _method_pairs("generic-method", protos, impls)
+
+
+def generic_protocol_pairs() -> Iterator[Pair]:
+    proto = (
+        "class Proto(Protocol[T]):\n    def get(self) -> T: ...\n"
+        "    def put(self, x: T) -> None: ...\n\n"
+    )
+    ro_proto = "class Proto(Protocol[T]):\n    def get(self) -> T: ...\n\n"
+    for (pname, pcode), t, (iname, u), target_arg in itertools.product(
+        (("box", proto), ("readonly", ro_proto)),
+        ("int",),
+        (
+            ("int", "int"),
+            ("bool", "bool"),
+            ("float", "float"),
+            ("str", "str"),
+            ("object", "object"),
+        ),
+        ("int", "float", "object", None),
+    ):
+        impl = (
+            f"class Impl:\n    def get(self) -> {u}:\n        raise RuntimeError\n"
+            f"    def put(self, x: {u}) -> None:\n        return None\n"
+        )
+        target = f"Proto[{target_arg}]" if target_arg else "Proto"
+        yield Pair("generic-protocol", f"{pname}/{iname}->{target_arg}", pcode + impl, target)
+        del t
+
+
+def gradual_pairs() -> Iterator[Pair]:
+    protos = {
+        "any-any": "def f(self, *args: Any, **kwargs: Any) -> int: ...",
+        "lead-any-any": "def f(self, a: int, *args: Any, **kwargs: Any) -> int: ...",
+        "object-object": "def f(self, *args: object, **kwargs: object) -> int: ...",
+        "args-only": "def f(self, *args: Any) -> int: ...",
+    }
+    impls = {
+        "none": "def f(self) -> int:\n    return 1",
+        "a-b": "def f(self, a: int, b: str) -> int:\n    return 1",
+        "kw-only": "def f(self, *, k: int) -> int:\n    return 1",
+        "same": "def f(self, *args: Any, **kwargs: Any) -> int:\n    return 1",
+        "a-str": "def f(self, a: str) -> int:\n    return 1",
+        "returns-str": "def f(self, *args: Any, **kwargs: Any) -> str:\n    return ''",
+    }
+    yield from _method_pairs("gradual", protos, impls)
+
+
+def positional_only_pairs() -> Iterator[Pair]:
+    protos = {
+        "old-style": "def f(self, __x: int) -> None: ...",
+        "new-style": "def f(self, x: int, /) -> None: ...",
+        "by-name": "def f(self, x: int) -> None: ...",
+        "old-two": "def f(self, __x: int, __y: str) -> None: ...",
+    }
+    impls = {
+        "named-y": "def f(self, y: int) -> None: ...",
+        "named-x": "def f(self, x: int) -> None: ...",
+        "new-style": "def f(self, x: int, /) -> None: ...",
+        "old-style": "def f(self, __x: int) -> None: ...",
+        "kw-only": "def f(self, *, x: int) -> None: ...",
+        "two": "def f(self, a: int, b: str) -> None: ...",
+        "two-old": "def f(self, __a: int, __b: str) -> None: ...",
+    }
+    yield from _method_pairs("positional-only", protos, impls)
+
+
+def static_class_pairs() -> Iterator[Pair]:
+    protos = {
+        "instance": "def f(self, x: int) -> int: ...",
+        "classmethod": "@classmethod\ndef f(cls, x: int) -> int: ...",
+        "staticmethod": "@staticmethod\ndef f(x: int) -> int: ...",
+    }
+    impls = {
+        "instance": "def f(self, x: int) -> int:\n    return x",
+        "classmethod": "@classmethod\ndef f(cls, x: int) -> int:\n    return x",
+        "staticmethod": "@staticmethod\ndef f(x: int) -> int:\n    return x",
+        "static-str": "@staticmethod\ndef f(x: str) -> int:\n    return 1",
+        "class-two": "@classmethod\ndef f(cls, x: int, y: int) -> int:\n    return x",
+        "static-noarg": "@staticmethod\ndef f() -> int:\n    return 1",
+    }
+    yield from _method_pairs("static-class", protos, impls)
+
+
+_NUMERIC = ("int", "bool", "float", "complex")
+_CONTAINERS = (
+    "{}",
+    "Sequence[{}]",
+    "list[{}]",
+    "Mapping[str, {}]",
+    "tuple[{}, ...]",
+    "Iterable[{}]",
+    "dict[str, {}]",
+    "Callable[[], {}]",
+)
+
+
+def numeric_pairs() -> Iterator[Pair]:
+    for box, want, got in itertools.product(_CONTAINERS, _NUMERIC, _NUMERIC):
+        if want == got:
+            continue
+        w, g = box.format(want), box.format(got)
+        code = (
+            f"class Proto(Protocol):\n    def f(self) -> {w}: ...\n\n"
+            f"class Impl:\n    def f(self) -> {g}:\n        raise RuntimeError\n"
+        )
+        yield Pair("numeric", f"{w}<-{g}", code)
+
+
+_SIGS = (
+    "self",
+    "self, a: int",
+    "self, a: int = 0",
+    "self, b: int",
+    "self, a: int, b: int = 0",
+    "self, *, a: int",
+    "self, *, a: int = 0",
+    "self, *args: int",
+    "self, **kw: int",
+    "self, a: int, /",
+    "self, *args: int, **kw: int",
+    "self, a: int, *, b: int",
+)
+
+
+def shape_pairs() -> Iterator[Pair]:
+    for proto, impl in itertools.product(_SIGS, _SIGS):
+        code = (
+            f"class Proto(Protocol):\n    def f({proto}) -> None: ...\n\n"
+            f"class Impl:\n    def f({impl}) -> None:\n        return None\n"
+        )
+        yield Pair("shape", f"({proto})<-({impl})", code)
+
+
+_TYPES = (
+    "int",
+    "bool",
+    "str",
+    "object",
+    "None",
+    "int | None",
+    "int | str",
+    "list[int]",
+    "list[object]",
+    "Sequence[int]",
+    "dict[str, int]",
+    "Mapping[str, object]",
+    "tuple[int, str]",
+    "tuple[int, ...]",
+    "Literal[1]",
+    "Literal['a']",
+    "Callable[[int], str]",
+    "Callable[[object], str]",
+    "Callable[..., Any]",
+    "type[int]",
+    "type[bool]",
+    "Any",
+    "Iterator[int]",
+    "frozenset[int]",
+)
+
+
+def annotation_pairs() -> Iterator[Pair]:
+    combos = list(itertools.product(("return", "param"), itertools.product(_TYPES, _TYPES)))
+    for where, (want, got) in combos[::3]:  # every third: about 400 pairs
+        if where == "return":
+            proto, impl = (
+                f"def f(self) -> {want}: ...",
+                f"def f(self) -> {got}:\n    raise RuntimeError",
+            )
+        else:
+            proto, impl = (
+                f"def f(self, x: {want}) -> None: ...",
+                f"def f(self, x: {got}) -> None:\n    return None",
+            )
+        code = f"class Proto(Protocol):\n{_indent(proto)}\n\nclass Impl:\n{_indent(impl)}\n"
+        yield Pair("annotation", f"{where}:{want}<-{got}", code)
+
+
+CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
+    "subclass": subclass_pairs,
+    "self": self_pairs,
+    "unpack": unpack_pairs,
+    "overload": overload_pairs,
+    "nested": nested_pairs,
+    "data": data_pairs,
+    "generic-method": generic_method_pairs,
+    "generic-protocol": generic_protocol_pairs,
+    "gradual": gradual_pairs,
+    "positional-only": positional_only_pairs,
+    "static-class": static_class_pairs,
+    "numeric": numeric_pairs,
+    "shape": shape_pairs,
+    "annotation": annotation_pairs,
+}
+
+
+def all_pairs() -> list[Pair]:
+    return [pair for make in CATEGORIES.values() for pair in make()]
+
+
+def sample(pairs: list[Pair], per_category: int = 14) -> list[Pair]:
+    """A fixed, evenly spread sample: up to `per_category` pairs of each category."""
+    by: dict[str, list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        by[pair.category].append(pair)
+    chosen: list[Pair] = []
+    for group in by.values():
+        step = max(1, len(group) // per_category)
+        chosen.extend(group[::step][:per_category])
+    return chosen
+
+
+# --- running the checkers --------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    pair: Pair
+    module: str
+    line: int
+    mypy: list[str] = field(default_factory=list)  # messages on the line; empty: accepted
+    pyrefly: list[str] = field(default_factory=list)
+    runtime: list[str] = field(default_factory=list)  # violations under the spec's rules
+    undecidable: list[str] = field(default_factory=list)
+    block: range = range(0)  # lines of the class body whose errors count too
+
+    @property
+    def reference_rejects(self) -> bool:
+        """mypy's verdict; where pyrefly differs, the one the spec's text supports."""
+        if self.mypy_rejects == self.pyrefly_rejects:
+            return self.mypy_rejects
+        return self.pyrefly_rejects if ruling(self.pair)[0] == "pyrefly" else self.mypy_rejects
+
+    @property
+    def mypy_rejects(self) -> bool:
+        return bool(self.mypy)
+
+    @property
+    def pyrefly_rejects(self) -> bool:
+        return bool(self.pyrefly)
+
+    @property
+    def runtime_rejects(self) -> bool:
+        return bool(self.runtime)
+
+
+# Where mypy and pyrefly disagree, which one the typing spec's text supports, and why.
+PYREFLY_FOLLOWS_SPEC: dict[str, str] = {
+    "shape": "Callables: a parameter callable by keyword must keep its name; mypy ignores "
+    "positional names on protocol members",
+    "positional-only": "same rule: names count where the Protocol allows passing by keyword",
+    "gradual args-only": "only `(*args: Any, **kwargs: Any)` together is the gradual form; "
+    "`*args: Any` alone still passes positional arguments",
+    "overload-class": "Overloads: an overloaded callable is assignable when one of its "
+    "signatures is; mypy also unions the overloads",
+}
+MYPY_FOLLOWS_SPEC: dict[str, str] = {
+    "subclass": "an explicit subclass inherits the Protocol's unimplemented members as "
+    "abstract (declared-only attributes, `raise NotImplementedError` bodies)",
+    "data": "a ClassVar member is settable through the class, hence invariant",
+    "unpack": "PEP 692: a NotRequired key matches a keyword parameter with a default",
+    "static-class": "a Protocol classmethod needs a class or static method",
+}
+
+
+def ruling(pair: Pair) -> tuple[str, str]:
+    """Which checker the spec supports for this pair where they differ, and why."""
+    for key in (f"{pair.category} {pair.name.split('/')[0]}", pair.category):
+        if key in PYREFLY_FOLLOWS_SPEC:
+            return "pyrefly", PYREFLY_FOLLOWS_SPEC[key]
+        if key in MYPY_FOLLOWS_SPEC:
+            return "mypy", MYPY_FOLLOWS_SPEC[key]
+    return "mypy", "no ruling recorded: mypy, the project's first oracle"
+
+
+# Error codes that are not about the pair's compatibility (strict-mode noise).
+IGNORED_CODES = frozenset({"type-arg", "empty-body"})
+
+
+def write_modules(pairs: list[Pair], into: Path) -> list[Verdict]:
+    verdicts: list[Verdict] = []
+    for start in range(0, len(pairs), PER_MODULE):
+        module = f"gen_pairs_{start // PER_MODULE:03d}"
+        lines = HEADER.splitlines()
+        for n, pair in enumerate(pairs[start : start + PER_MODULE], start=start):
+            code, target = pair.renamed(n)
+            lines += ["", ""]
+            first = len(lines) + 1
+            lines += [*code.rstrip("\n").splitlines(), ""]
+            impl = [
+                i
+                for i, text in enumerate(lines[first - 1 :], start=first)
+                if text.startswith(f"class Impl_{n}")
+            ]
+            # An explicit subclass of the Protocol is judged at its overrides, in its body.
+            block = (
+                range(impl[0], len(lines) + 1)
+                if impl and f"Proto_{n}" in lines[impl[0] - 1]
+                else range(0)
+            )
+            # Judged by the checkers only: instantiating an abstract class would raise.
+            lines += ["if TYPE_CHECKING:", f"    x_{n}: {target} = Impl_{n}()"]
+            verdicts.append(Verdict(pair, module, len(lines), block=block))
+        (into / f"{module}.py").write_text("\n".join(lines) + "\n")
+    return verdicts
+
+
+def _mypy(files: list[Path]) -> dict[tuple[str, int], list[str]]:
+    proc = subprocess.run(
+        [
+            str(BIN / "mypy"),
+            "--config-file",
+            str(CONFIG),
+            "-O",
+            "json",
+            "--no-error-summary",
+            "--cache-dir",
+            str(files[0].parent / ".mypy_cache"),
+            *map(str, files),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    found: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for raw in proc.stdout.splitlines():
+        if raw.startswith("{"):
+            item = json.loads(raw)
+            if item["severity"] == "error" and item["code"] not in IGNORED_CODES:
+                found[(Path(item["file"]).stem, item["line"])].append(
+                    f"{item['message']} [{item['code']}]"
+                )
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"mypy did not run:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return found
+
+
+def _pyrefly(files: list[Path]) -> dict[tuple[str, int], list[str]]:
+    proc = subprocess.run(
+        [
+            str(BIN / "pyrefly"),
+            "check",
+            "--config",
+            str(CONFIG),
+            "--output-format",
+            "json",
+            *map(str, files),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    report = json.loads(proc.stdout)
+    found: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for item in report["errors"]:
+        if item["severity"] == "error":
+            found[(Path(item["path"]).stem, item["line"])].append(
+                f"{item['description']} [{item['name']}]"
+            )
+    return found
+
+
+def _import(path: Path) -> object:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # get_type_hints resolves names through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def judge(pairs: list[Pair], workdir: Path) -> list[Verdict]:
+    """Every pair's verdict from mypy, pyrefly (one run each) and the verifier."""
+    verdicts = write_modules(pairs, workdir)
+    files = sorted(workdir.glob("gen_pairs_*.py"))
+    mypy, pyrefly = _mypy(files), _pyrefly(files)
+    modules = {f.stem: _import(f) for f in files}
+    for n, verdict in enumerate(verdicts):
+        lines = [verdict.line, *verdict.block]
+        verdict.mypy = [m for ln in lines for m in mypy.get((verdict.module, ln), [])]
+        verdict.pyrefly = [m for ln in lines for m in pyrefly.get((verdict.module, ln), [])]
+        namespace = vars(modules[verdict.module])
+        target = eval(verdict.pair.renamed(n)[1], namespace)  # noqa: S307 - our own pair text
+        report = check(namespace[f"Impl_{n}"], target)
+        verdict.runtime = [str(v) for v in report.violations if v.rule not in STRICTER_RULES]
+        verdict.undecidable = [str(v) for v in report.undecidable]
+    return verdicts
+
+
+def summary(verdicts: list[Verdict]) -> str:
+    total = Counter[str]()
+    agree_mypy = Counter[str]()
+    agree_pyrefly = Counter[str]()
+    checkers_differ = Counter[str]()
+    agree_ref = Counter[str]()
+    lines: list[str] = []
+    for v in verdicts:
+        cat = v.pair.category
+        total[cat] += 1
+        agree_mypy[cat] += v.runtime_rejects == v.mypy_rejects
+        agree_pyrefly[cat] += v.runtime_rejects == v.pyrefly_rejects
+        checkers_differ[cat] += v.mypy_rejects != v.pyrefly_rejects
+        agree_ref[cat] += v.runtime_rejects == v.reference_rejects
+    lines.append(
+        "Agreement of contracts.check with each checker and with the reference verdict "
+        "(mypy; the spec's side where mypy and pyrefly differ):"
+    )
+    lines.append(
+        f"{'category':18} {'pairs':>6} {'mypy':>8} {'pyrefly':>8} {'reference':>10} "
+        f"{'mypy!=pyrefly':>14}"
+    )
+    for cat in [*sorted(total), "all"]:
+        t = total[cat] if cat != "all" else sum(total.values())
+        m = agree_mypy[cat] if cat != "all" else sum(agree_mypy.values())
+        p = agree_pyrefly[cat] if cat != "all" else sum(agree_pyrefly.values())
+        r = agree_ref[cat] if cat != "all" else sum(agree_ref.values())
+        d = checkers_differ[cat] if cat != "all" else sum(checkers_differ.values())
+        lines.append(f"{cat:18} {t:6} {m / t:8.1%} {p / t:8.1%} {r / t:10.1%} {d:14}")
+    false_accepts = [v for v in verdicts if v.reference_rejects and not v.runtime_rejects]
+    lines.append(f"false accepts against the reference: {len(false_accepts)}")
+    lines.append("")
+    lines.append("Disagreements with the reference verdict (and why):")
+    for v in verdicts:
+        if v.runtime_rejects != v.reference_rejects:
+            lines.append(_explain(v))
+    lines.append("")
+    lines.append("mypy and pyrefly disagree; the reference follows the spec's text:")
+    for v in verdicts:
+        if v.mypy_rejects != v.pyrefly_rejects:
+            side, why = ruling(v.pair)
+            lines.append(_explain(v) + f"\n    spec: follows {side}: {why}")
+    return "\n".join(lines)
+
+
+def _explain(v: Verdict) -> str:
+    def word(rejects: bool) -> str:
+        return "rejects" if rejects else "accepts"
+
+    parts = [
+        f"- {v.pair.category} {v.pair.name}: verifier {word(v.runtime_rejects)}, "
+        f"mypy {word(v.mypy_rejects)}, pyrefly {word(v.pyrefly_rejects)}"
+    ]
+    parts += [f"    mypy: {m}" for m in v.mypy[:2]]
+    parts += [f"    pyrefly: {m}" for m in v.pyrefly[:2]]
+    parts += [f"    verifier: {m.split(': ', 1)[-1]}" for m in v.runtime[:3]]
+    parts += [f"    undecidable: {m.split(': ', 1)[-1]}" for m in v.undecidable[:2]]
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    pairs = all_pairs()
+    if "--sample" in args:
+        pairs = sample(pairs)
+    if "--keep" in args:  # leave the modules for reading: --keep DIR
+        keep = Path(args[args.index("--keep") + 1])
+        keep.mkdir(parents=True, exist_ok=True)
+        verdicts = judge(pairs, keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="gen-pairs-") as tmp:
+            verdicts = judge(pairs, Path(tmp))
+    print(summary(verdicts))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
