@@ -404,9 +404,8 @@ class _Checker:
             try:
                 sig = caller_signature(one, one_kind)
             except (TypeError, ValueError) as exc:
-                self.skipped.append(
-                    f"{owner_name}.{name}: signature unreadable ({exc}); call shape not checked"
-                )
+                side = "the Protocol's" if owner is self.protocol else "its"
+                self.add(name, "undecidable", f"{side} signature is unreadable ({exc})")
                 return None
             if sig is None:
                 return []
@@ -594,9 +593,7 @@ class _Checker:
         try:
             sig = inspect.signature(self.cls)
         except (TypeError, ValueError) as exc:
-            self.skipped.append(
-                f"{self.cls_name}: constructor signature unreadable ({exc}); init not checked"
-            )
+            self.add("", "undecidable", f"constructor signature is unreadable ({exc})")
             return
         try:
             sig.bind(

@@ -575,6 +575,8 @@ MYPY_FOLLOWS_SPEC: dict[str, str] = {
     "data": "a ClassVar member is settable through the class, hence invariant",
     "unpack": "PEP 692: a NotRequired key matches a keyword parameter with a default",
     "static-class": "a Protocol classmethod needs a class or static method",
+    "gradual lead-any-any": "`(a: int, *args: Any, **kwargs: Any)` is `Concatenate[int, ...]`: "
+    "the leading parameter is still passed and must be accepted",
 }
 
 
