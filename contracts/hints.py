@@ -12,6 +12,7 @@ raised when nothing can answer.
 from __future__ import annotations
 
 import collections.abc as cabc
+import functools
 import inspect
 import types
 import typing
@@ -271,13 +272,15 @@ def is_subhint_safe(sub: object, sup: object) -> bool:
         return False
     if is_typeddict(sub) or is_typeddict(sup):
         return _typeddict_subhint(sub, sup)
+    base_sup = sup_origin if sup_origin is not None else sup
+    if isinstance(base_sup, type) and _is_protocol(base_sup):
+        if sub_origin is cabc.Callable:
+            sub = callable_class(sub)  # compared with the Protocol's __call__
+        return _protocol_subhint(sub, sup)
     if sub_origin is cabc.Callable or sup_origin is cabc.Callable:
         return _callable_subhint(sub, sup)
     if (sub_origin or sub) is tuple and (sup_origin or sup) is tuple:
         return _tuple_subhint(sub, sup)
-    base_sup = sup_origin if sup_origin is not None else sup
-    if isinstance(base_sup, type) and _is_protocol(base_sup):
-        return _protocol_subhint(sub, sup)
     try:
         return _generic_subhint(sub, sup)
     except Undecidable:
@@ -321,6 +324,34 @@ def _literal_fits(value: object, sup: object) -> bool:
     if typing.get_origin(sup) is Literal:
         return any(value == v and type(value) is type(v) for v in typing.get_args(sup))
     return is_subhint_safe(type(value), sup)
+
+
+@functools.lru_cache(maxsize=256)
+def callable_class(hint: object) -> type:
+    """A class whose instances' `__call__` has the signature of `Callable[[...], R]`
+    (positional-only parameters), so the member rules can compare it with a Protocol."""
+    args = typing.get_args(hint)
+    params, ret = (args[0], args[-1]) if args else (Ellipsis, Any)
+    if params is Ellipsis or not isinstance(params, list):
+        parameters = [
+            inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL, annotation=Any),
+            inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD, annotation=Any),
+        ]
+    else:
+        parameters = [
+            inspect.Parameter(f"p{i}", inspect.Parameter.POSITIONAL_ONLY, annotation=t)
+            for i, t in enumerate(params)
+        ]
+
+    def call(*args: object, **kwargs: object) -> object:
+        raise NotImplementedError
+
+    call.__signature__ = inspect.Signature(parameters, return_annotation=ret)
+    call.__annotations__ = {
+        **{p.name: p.annotation for p in parameters},
+        "return": ret,
+    }
+    return type(show_hint(hint), (), {"__call__": staticmethod(call)})
 
 
 def _protocol_subhint(sub: object, sup: object) -> bool:
@@ -410,7 +441,9 @@ def _generic_subhint(sub: object, sup: object) -> bool:
         return True  # a bare origin stands for any arguments
     variance = _VARIANCE.get(sup_origin, "")
     if len(sub_args) != len(sup_args):
-        if sub_origin in (cabc.Generator, cabc.AsyncGenerator, cabc.Coroutine) or (
+        if sub_origin is cabc.Coroutine and len(sub_args) == 3 and len(sup_args) == 1:
+            sub_args = sub_args[2:]  # an Awaitable of what the coroutine returns
+        elif sub_origin in (cabc.Generator, cabc.AsyncGenerator) or (
             sub_origin is dict and len(sup_args) == 1
         ):
             sub_args = sub_args[: len(sup_args)]  # the yielded type / the keys

@@ -33,6 +33,7 @@ from contracts.hints import (
     Undecidable,
     as_hint,
     bearable,
+    callable_class,
     is_subhint_safe,
     pick_constraint,
     resolve_hints,
@@ -282,15 +283,13 @@ class _Checker:
             impl_raw = static_member(self.cls, name)
         except AttributeError:
             found, hint = class_annotation(self.cls, name)
-            if found and hint is not UNKNOWN and _is_callable_hint(hint):
-                self.add(
-                    name, "undecidable", "a Callable attribute; its call shape is not compared"
-                )
+            if not (found and hint is not UNKNOWN and _is_callable_hint(hint)):
+                self.add(name, "missing", "missing")
                 return
-            self.add(name, "missing", "missing")
-            return
+            # An attribute annotated `Callable[...]`: called through the instance as is.
+            impl_raw = vars(callable_class(hint))["__call__"]
         self.where = location(impl_raw)
-        impl = getattr(self.cls, name)
+        impl = impl_raw.__func__ if isinstance(impl_raw, staticmethod) else getattr(self.cls, name)
         if not callable(impl):
             self.add(name, "not-callable", f"not callable (found {type(impl_raw).__name__})")
             return
