@@ -346,7 +346,7 @@ def callable_class(hint: object) -> type:
     def call(*args: object, **kwargs: object) -> object:
         raise NotImplementedError
 
-    call.__signature__ = inspect.Signature(parameters, return_annotation=ret)
+    vars(call)["__signature__"] = inspect.Signature(parameters, return_annotation=ret)
     call.__annotations__ = {
         **{p.name: p.annotation for p in parameters},
         "return": ret,

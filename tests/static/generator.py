@@ -568,7 +568,8 @@ def inheritance_pairs() -> Iterator[Pair]:
         "    def g(self, x: str) -> str:\n        return x\n",
         "generic-impl": "class Impl(Generic[T]):\n    def f(self) -> int:\n        return 1\n"
         "    def g(self, x: str) -> str:\n        return x\n",
-        "none-attr": "class Impl:\n    f = None\n    def g(self, x: str) -> str:\n        return x\n",
+        "none-attr": "class Impl:\n    f = None\n"
+        "    def g(self, x: str) -> str:\n        return x\n",
     }
     for name, impl in impls.items():
         yield Pair("inheritance", name, base + proto + impl)
