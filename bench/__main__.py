@@ -21,6 +21,7 @@ from typing import TextIO
 
 from bench import (
     bench_corpus,
+    bench_differential,
     bench_driver_weight,
     bench_refusal,
     bench_static,
@@ -43,6 +44,8 @@ class Bench:
 BENCHES = (
     Bench("6. Static checking", "bench_static", bench_static.main),
     Bench("3. Verifier cost per class", "bench_verifier", bench_verifier.main),
+    Bench("3b. Verifier vs mypy and pyrefly (generated pairs)", "bench_differential",
+          bench_differential.main),
     Bench("4. Driver weight", "bench_driver_weight", bench_driver_weight.main),
     Bench("5. Corpus throughput", "bench_corpus", bench_corpus.main),
     Bench("2. Verification does not grow with workers", "bench_verification_scaling",

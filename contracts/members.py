@@ -164,15 +164,19 @@ def location(raw: object) -> str:
     if func is None:
         return ""
     code = func.__code__
-    path = code.co_filename
-    if path.startswith("<"):
+    if code.co_filename.startswith("<"):
         return ""
+    return f"{_shown_path(code.co_filename)}:{code.co_firstlineno}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _shown_path(path: str) -> str:
+    """Relative to the working directory when the file lies under it."""
     try:
         rel = os.path.relpath(path)
-        path = rel if not rel.startswith("..") else path
     except ValueError:  # another drive (Windows)
-        pass
-    return f"{path}:{code.co_firstlineno}"
+        return path
+    return path if rel.startswith("..") else rel
 
 
 # --- Data members ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ base, init. What the class alone cannot settle is reported as undecidable.
 from __future__ import annotations
 
 import collections.abc as cabc
+import dataclasses
 import inspect
 import types
 import typing
@@ -107,11 +108,15 @@ __all__ = [
 
 CacheKey: TypeAlias = tuple[object, object, "type | None", "InitCall | None"]
 _CACHE: dict[CacheKey, VerifyReport] = {}
+# The Protocol side of a member is the same for every class checked against it:
+# (Protocol, member) -> (signatures with Self unbound, skipped notes, undecidable lines).
+_PROTOCOL_SIDE: dict[tuple[object, str], tuple[object, list[str], list[Violation]]] = {}
 
 
 def clear_cache() -> None:
     """Forget every cached report (after monkeypatching a class, for instance)."""
     _CACHE.clear()
+    _PROTOCOL_SIDE.clear()
 
 
 def check(
@@ -307,7 +312,7 @@ class _Checker:
                 f"{article(impl_async)}, the Protocol declares {article(proto_async)} "
                 "(stricter than the spec: Ray runs a method by its function kind)",
             )
-        proto_sigs = self.signatures(proto, proto_kind, self.protocol, name, self.proto_name)
+        proto_sigs = self.protocol_signatures(proto, proto_kind, name)
         impl_sigs = self.signatures(impl, impl_kind, self.cls, name, self.cls_name)
         if proto_sigs is None or impl_sigs is None:
             return
@@ -384,6 +389,36 @@ class _Checker:
                 )
             )
         return problems
+
+    def protocol_signatures(
+        self, proto: object, kind: MethodKind, name: str
+    ) -> list[_Callable] | None:
+        """`signatures` of the Protocol's member, computed once per Protocol; `Self` is
+        bound to the class checked afterwards."""
+        key = (self.alias, name)
+        cached = _PROTOCOL_SIDE.get(key)
+        if cached is None:
+            skipped, undecidable = len(self.skipped), len(self.undecidable)
+            mapping = self.self_map
+            self.self_map = {}
+            try:
+                found = self.signatures(proto, kind, self.protocol, name, self.proto_name)
+            finally:
+                self.self_map = mapping
+            cached = _PROTOCOL_SIDE[key] = (
+                found,
+                self.skipped[skipped:],
+                self.undecidable[undecidable:],
+            )
+        else:
+            self.skipped.extend(cached[1])
+            self.undecidable.extend(
+                dataclasses.replace(v, cls=self.cls_name) for v in cached[2]
+            )
+        found = typing.cast("list[_Callable] | None", cached[0])
+        if not found:
+            return found
+        return [_bind_self(c, self.self_map) for c in found]
 
     def signatures(
         self, func: object, kind: MethodKind, owner: type, name: str, owner_name: str
@@ -606,6 +641,15 @@ class _Checker:
 _VAR: Final = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 # Class values whose type mypy infers as the value's class.
 _INFERRED: Final = frozenset({int, float, complex, str, bytes, bool, list, dict, set, tuple})
+
+
+def _bind_self(call: _Callable, mapping: dict[object, object]) -> _Callable:
+    params = [
+        p.replace(annotation=substitute(p.annotation, mapping))
+        for p in call.sig.parameters.values()
+    ]
+    ret = substitute(call.sig.return_annotation, mapping)
+    return _Callable(call.sig.replace(parameters=params, return_annotation=ret), call.tvars)
 
 
 def _is_method(raw: object) -> bool:

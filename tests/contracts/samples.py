@@ -98,6 +98,7 @@ class ClassAlive(QuantPolicy):
         return True
 
 
+@runtime_checkable
 class MadeByClass(Protocol):
     """Declares a classmethod: an instance method does not satisfy it."""
 
