@@ -90,8 +90,12 @@ def _freeze(found: Mapping[str, Mapping[int, set[str]]]) -> dict[str, Codes]:
     return {name: {n: frozenset(c) for n, c in lines.items()} for name, lines in found.items()}
 
 
-def run_mypy(files: list[Path]) -> dict[str, Codes]:
-    """mypy's error codes per file name and line (notes left out)."""
+# One checker error: (file, line, code, message).
+Item = tuple[str, int, str, str]
+
+
+def mypy_errors(files: list[Path], *extra: str, timeout: int = 120) -> list[Item]:
+    """Every error mypy reports on `files` in one run (notes left out)."""
     proc = subprocess.run(
         [
             str(BIN / "mypy"),
@@ -100,28 +104,29 @@ def run_mypy(files: list[Path]) -> dict[str, Codes]:
             "-O",
             "json",
             "--no-error-summary",
+            *extra,
             *map(str, files),
         ],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
-    found: dict[str, dict[int, set[str]]] = {}
+    found: list[Item] = []
     for raw in proc.stdout.splitlines():
         if not raw.startswith("{"):
             continue
         item = json.loads(raw)
         if item["severity"] == "error":
-            _add(found, item["file"], item["line"], item["code"] or "misc")
+            found.append((item["file"], item["line"], item["code"] or "misc", item["message"]))
     if proc.returncode not in (0, 1) or (proc.returncode == 1 and not found):
         raise RuntimeError(f"mypy did not run:\n{proc.stdout}\n{proc.stderr}")
-    return _freeze(found)
+    return found
 
 
-def run_pyrefly(files: list[Path]) -> dict[str, Codes]:
-    """pyrefly's error kinds per file name and line (warnings left out)."""
+def pyrefly_errors(files: list[Path], *, timeout: int = 120) -> list[Item]:
+    """Every error pyrefly reports on `files` in one run (warnings left out)."""
     proc = subprocess.run(
         [
             str(BIN / "pyrefly"),
@@ -135,18 +140,35 @@ def run_pyrefly(files: list[Path]) -> dict[str, Codes]:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
         raise RuntimeError(f"pyrefly did not run:\n{proc.stdout}\n{proc.stderr}") from exc
+    return [
+        (item["path"], item["line"], item["name"], item["description"])
+        for item in report["errors"]
+        if item["severity"] == "error"
+    ]
+
+
+def _by_line(items: list[Item]) -> dict[str, Codes]:
     found: dict[str, dict[int, set[str]]] = {}
-    for item in report["errors"]:
-        if item["severity"] == "error":
-            _add(found, item["path"], item["line"], item["name"])
+    for path, line, code, _message in items:
+        _add(found, path, line, code)
     return _freeze(found)
+
+
+def run_mypy(files: list[Path]) -> dict[str, Codes]:
+    """mypy's error codes per file name and line (notes left out)."""
+    return _by_line(mypy_errors(files))
+
+
+def run_pyrefly(files: list[Path]) -> dict[str, Codes]:
+    """pyrefly's error kinds per file name and line (warnings left out)."""
+    return _by_line(pyrefly_errors(files))
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import json
 import re
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -28,7 +26,7 @@ from pathlib import Path
 
 from contracts import check
 from contracts.report import STRICTER_RULES
-from tests.static.checkers import BIN, CONFIG, REPO
+from tests.static.checkers import Item, mypy_errors, pyrefly_errors
 
 HEADER = """\
 from __future__ import annotations
@@ -82,16 +80,6 @@ def _method_pairs(category: str, protos: dict[str, str], impls: dict[str, str]) 
 
 def _indent(text: str) -> str:
     return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
-
-
-def _sig_body(sig: str, ret: str = "int", deco: str = "") -> str:
-    head = f"{deco}\n" if deco else ""
-    return f"{head}def f({sig}) -> {ret}: ..."
-
-
-def _impl_body(sig: str, ret: str = "int", deco: str = "", value: str = "0") -> str:
-    head = f"{deco}\n" if deco else ""
-    return f"{head}def f({sig}) -> {ret}:\n    raise RuntimeError({value!r})"
 
 
 def subclass_pairs() -> Iterator[Pair]:
@@ -754,62 +742,11 @@ def write_modules(pairs: list[Pair], into: Path) -> list[Verdict]:
     return verdicts
 
 
-def _mypy(files: list[Path]) -> dict[tuple[str, int], list[str]]:
-    proc = subprocess.run(
-        [
-            str(BIN / "mypy"),
-            "--config-file",
-            str(CONFIG),
-            "-O",
-            "json",
-            "--no-error-summary",
-            "--cache-dir",
-            str(files[0].parent / ".mypy_cache"),
-            *map(str, files),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+def _messages(items: list[Item]) -> dict[tuple[str, int], list[str]]:
     found: dict[tuple[str, int], list[str]] = defaultdict(list)
-    for raw in proc.stdout.splitlines():
-        if raw.startswith("{"):
-            item = json.loads(raw)
-            if item["severity"] == "error" and item["code"] not in IGNORED_CODES:
-                found[(Path(item["file"]).stem, item["line"])].append(
-                    f"{item['message']} [{item['code']}]"
-                )
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"mypy did not run:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return found
-
-
-def _pyrefly(files: list[Path]) -> dict[tuple[str, int], list[str]]:
-    proc = subprocess.run(
-        [
-            str(BIN / "pyrefly"),
-            "check",
-            "--config",
-            str(CONFIG),
-            "--output-format",
-            "json",
-            *map(str, files),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    report = json.loads(proc.stdout)
-    found: dict[tuple[str, int], list[str]] = defaultdict(list)
-    for item in report["errors"]:
-        if item["severity"] == "error":
-            found[(Path(item["path"]).stem, item["line"])].append(
-                f"{item['description']} [{item['name']}]"
-            )
+    for path, line, code, message in items:
+        if code not in IGNORED_CODES:
+            found[(Path(path).stem, line)].append(f"{message} [{code}]")
     return found
 
 
@@ -826,7 +763,9 @@ def judge(pairs: list[Pair], workdir: Path) -> list[Verdict]:
     """Every pair's verdict from mypy, pyrefly (one run each) and the verifier."""
     verdicts = write_modules(pairs, workdir)
     files = sorted(workdir.glob("gen_pairs_*.py"))
-    mypy, pyrefly = _mypy(files), _pyrefly(files)
+    cache = ("--cache-dir", str(workdir / ".mypy_cache"))
+    mypy = _messages(mypy_errors(files, *cache, timeout=900))
+    pyrefly = _messages(pyrefly_errors(files, timeout=900))
     modules = {f.stem: _import(f) for f in files}
     for n, verdict in enumerate(verdicts):
         lines = [verdict.line, *verdict.block]
