@@ -277,10 +277,11 @@ class _Checker:
         owner = inherited_protocol_body(self.cls, name)
         if owner is not None:
             self.where = location(static_member(self.cls, name))
+            kind = "Protocol" if is_protocol(owner) else "class"
             self.add(
                 name,
                 "missing",
-                f"missing: only the abstract body in Protocol {owner.__qualname__} provides it "
+                f"missing: only the abstract body in {kind} {owner.__qualname__} provides it "
                 "(a call would return None)",
             )
             return
