@@ -501,7 +501,7 @@ class _Checker:
             self.add(name, "attribute", "a method, the Protocol declares a data attribute")
             return
         elif impl_raw is not None or found:
-            got_settable = not got_classvar or classvar
+            got_settable = (not got_classvar or classvar) and not _read_only_fields(self.cls)
             if not found:
                 got = type(impl_raw) if type(impl_raw) in _INFERRED else UNKNOWN
         else:
@@ -651,6 +651,14 @@ def _bind_self(call: _Callable, mapping: dict[object, object]) -> _Callable:
     ]
     ret = substitute(call.sig.return_annotation, mapping)
     return _Callable(call.sig.replace(parameters=params, return_annotation=ret), call.tvars)
+
+
+def _read_only_fields(cls: type) -> bool:
+    """A NamedTuple's or frozen dataclass's fields cannot be assigned on an instance."""
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is not None and getattr(params, "frozen", False):
+        return True
+    return issubclass(cls, tuple) and hasattr(cls, "_fields")
 
 
 def _is_method(raw: object) -> bool:

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import functools
 from abc import abstractmethod
+from dataclasses import dataclass, field
 from collections.abc import (
     AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Iterator, Mapping,
     Sequence,
 )
 from typing import (
-    TYPE_CHECKING, Any, ClassVar, Generic, Literal, NotRequired, Protocol, Self, TypedDict,
-    TypeVar, Unpack, overload, runtime_checkable,
+    TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, NotRequired, Protocol, Self,
+    TypedDict, TypeVar, Unpack, overload, runtime_checkable,
 )
 
 T = TypeVar("T")
@@ -281,6 +282,23 @@ def data_pairs() -> Iterator[Pair]:
             f"class Impl:\n{_indent(impl.format(t=got, v=values[got]))}\n"
         )
         yield Pair("data", f"{pn}:{want}/{iname}:{got}", code)
+
+
+def record_pairs() -> Iterator[Pair]:
+    """Dataclasses and NamedTuples: fields settable or not."""
+    protos = {
+        "attr": "class Proto(Protocol):\n    x: Sequence[float]\n\n",
+        "property": "class Proto(Protocol):\n    @property\n    def x(self) -> Sequence[float]: ...\n\n",
+    }
+    impls = {
+        "dataclass": "@dataclass\nclass Impl:\n    x: {t} = field(default_factory=list)\n",
+        "frozen": "@dataclass(frozen=True)\nclass Impl:\n    x: {t} = field(default_factory=list)\n",
+        "namedtuple": "class Impl(NamedTuple):\n    x: {t} = []\n",
+    }
+    for (pn, proto), (iname, impl), t in itertools.product(
+        protos.items(), impls.items(), ("Sequence[float]", "Sequence[int]", "list[float]", "str")
+    ):
+        yield Pair("records", f"{pn}/{iname}:{t}", proto + impl.format(t=t))
 
 
 def generic_method_pairs() -> Iterator[Pair]:
@@ -609,6 +627,7 @@ CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
     "overload": overload_pairs,
     "nested": nested_pairs,
     "data": data_pairs,
+    "records": record_pairs,
     "generic-method": generic_method_pairs,
     "generic-protocol": generic_protocol_pairs,
     "gradual": gradual_pairs,
