@@ -118,6 +118,29 @@ def substitute(hint: object, mapping: Mapping[object, object]) -> object:
     return hint
 
 
+def generic_maps(cls: type, args: tuple[object, ...] = ()) -> dict[type, dict[object, object]]:
+    """For `cls[args]` and each generic base, how its own type variables are bound
+    (missing arguments read as Any): `class Impl(Base[int])` binds Base's T to int.
+    Per class, since two classes may use the same TypeVar object for different things."""
+    params: tuple[object, ...] = getattr(cls, "__parameters__", ())
+    for base in getattr(cls, "__orig_bases__", ()):
+        # `Protocol[T, S]` / `Generic[T, S]` fix the order (Python 3.11 may not keep it).
+        if typing.get_origin(base) in (typing.Generic, typing.Protocol) and typing.get_args(base):
+            params = typing.get_args(base)
+    mapping: dict[object, object] = {
+        p: (args[i] if i < len(args) else Any) for i, p in enumerate(params)
+    }
+    maps: dict[type, dict[object, object]] = {cls: mapping}
+    for base in getattr(cls, "__orig_bases__", ()):
+        origin = typing.get_origin(base)
+        if not isinstance(origin, type) or origin in (typing.Generic, typing.Protocol):
+            continue
+        bound = tuple(substitute(a, mapping) for a in typing.get_args(base))
+        for klass, inner in generic_maps(origin, bound).items():
+            maps.setdefault(klass, inner)
+    return maps
+
+
 def type_vars(hint: object) -> set[typing.TypeVar]:
     """The TypeVars that occur in `hint`."""
     if isinstance(hint, typing.TypeVar):
@@ -542,6 +565,7 @@ __all__ = [
     "as_hint",
     "bearable",
     "is_subhint_safe",
+    "generic_maps",
     "pick_constraint",
     "resolve_hints",
     "show_hint",

@@ -35,6 +35,7 @@ from contracts.hints import (
     as_hint,
     bearable,
     callable_class,
+    generic_maps,
     is_subhint_safe,
     pick_constraint,
     resolve_hints,
@@ -204,14 +205,9 @@ class _Checker:
         self.alias = protocol
         self.cls_name = _safe(lambda: fqn(cls), repr(cls))
         self.proto_name = origin.__qualname__ if protocol is origin else show_hint(protocol)
-        params: tuple[object, ...] = getattr(origin, "__parameters__", ())
-        args = typing.get_args(protocol)
         # An unspecialised generic Protocol reads as P[Any, ...], as in the checkers.
-        self.class_vars: dict[object, object] = {
-            p: (args[i] if i < len(args) else Any) for i, p in enumerate(params)
-        }
-        impl_params: tuple[object, ...] = getattr(cls, "__parameters__", ())
-        self.impl_vars: dict[object, object] = dict.fromkeys(impl_params, Any)
+        self.class_maps = _safe(lambda: generic_maps(origin, typing.get_args(protocol)), {})
+        self.impl_maps = _safe(lambda: generic_maps(cls), {})
         self.self_map: dict[object, object] = {s: cls for s in _SELF}
         self.violations: list[Violation] = []
         self.undecidable: list[Violation] = []
@@ -445,14 +441,28 @@ class _Checker:
             if sig is None:
                 return []
             hints = self.hints(name, resolve_hints(one), owner_name)
-            found.append(self.normalise(sig, hints, one, owner))
+            found.append(self.normalise(sig, hints, one, owner, name))
         return found
 
+    def type_args(self, owner: type, name: str) -> dict[object, object]:
+        """How the class-level type variables of the class defining `owner.name` are bound."""
+        maps = self.class_maps if owner is self.protocol else self.impl_maps
+        defining = _safe(lambda: owner_of(owner, name), owner)
+        return dict(maps.get(defining, {}))
+
     def normalise(
-        self, sig: inspect.Signature, hints: dict[str, object], func: object, owner: type
+        self,
+        sig: inspect.Signature,
+        hints: dict[str, object],
+        func: object,
+        owner: type,
+        name: str,
     ) -> _Callable:
-        on_protocol = owner is self.protocol
-        mapping = {**self.self_map, **(self.class_vars if on_protocol else self.impl_vars)}
+        mapping = {**self.self_map, **self.type_args(owner, name)}
+        # `def m(self: T) -> T`: a type variable on self stands for the class, like Self.
+        for key, hint in hints.items():
+            if key != "return" and key not in sig.parameters:
+                mapping.update(_self_type_vars(hint, self.self_map))
         params = [
             p.replace(annotation=substitute(hints[p.name], mapping) if p.name in hints else _EMPTY)
             for p in sig.parameters.values()
@@ -536,7 +546,7 @@ class _Checker:
             if want is not UNKNOWN and want is not Any and want is not object:
                 self.add(name, "undecidable", "its type cannot be read from the class")
             return
-        got = substitute(got, {**self.self_map, **self.impl_vars})
+        got = substitute(got, {**self.self_map, **self.type_args(self.cls, name)})
         ok = self.subhint(name, got, want)
         if ok is not False and settable:
             # Settable: what the Protocol's users assign must fit, so the type is invariant.
@@ -552,7 +562,7 @@ class _Checker:
 
     def declared(self, name: str, proto_raw: object) -> tuple[object, bool, bool]:
         """(type, settable, ClassVar) of the Protocol's data member or property."""
-        mapping = {**self.self_map, **self.class_vars}
+        mapping = {**self.self_map, **self.type_args(self.protocol, name)}
         if isinstance(proto_raw, property):
             hint = self.property_type(name, proto_raw, protocol=True)
             return substitute(hint, mapping), proto_raw.fset is not None, False
@@ -593,7 +603,11 @@ class _Checker:
             resolve_hints(prop.fget),
             self.proto_name if protocol else self.cls_name,
         )
-        return hints.get("return", UNKNOWN)
+        mapping: dict[object, object] = {}
+        for key, hint in hints.items():
+            if key != "return":  # the getter's only parameter is self
+                mapping.update(_self_type_vars(hint, {}))
+        return substitute(hints.get("return", UNKNOWN), mapping)
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -642,6 +656,15 @@ class _Checker:
 _VAR: Final = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 # Class values whose type mypy infers as the value's class.
 _INFERRED: Final = frozenset({int, float, complex, str, bytes, bool, list, dict, set, tuple})
+
+
+def _self_type_vars(hint: object, self_map: dict[object, object]) -> dict[object, object]:
+    """{T: Self (or the class)} for a self annotated `T` or a cls annotated `type[T]`."""
+    if typing.get_origin(hint) is type and typing.get_args(hint):
+        hint = typing.get_args(hint)[0]
+    if isinstance(hint, typing.TypeVar):
+        return {hint: self_map.get(typing.Self, typing.Self)}
+    return {}
 
 
 def _bind_self(call: _Callable, mapping: dict[object, object]) -> _Callable:

@@ -288,11 +288,13 @@ def record_pairs() -> Iterator[Pair]:
     """Dataclasses and NamedTuples: fields settable or not."""
     protos = {
         "attr": "class Proto(Protocol):\n    x: Sequence[float]\n\n",
-        "property": "class Proto(Protocol):\n    @property\n    def x(self) -> Sequence[float]: ...\n\n",
+        "property": "class Proto(Protocol):\n    @property\n"
+        "    def x(self) -> Sequence[float]: ...\n\n",
     }
     impls = {
         "dataclass": "@dataclass\nclass Impl:\n    x: {t} = field(default_factory=list)\n",
-        "frozen": "@dataclass(frozen=True)\nclass Impl:\n    x: {t} = field(default_factory=list)\n",
+        "frozen": "@dataclass(frozen=True)\nclass Impl:\n"
+        "    x: {t} = field(default_factory=list)\n",
         "namedtuple": "class Impl(NamedTuple):\n    x: {t} = []\n",
     }
     for (pn, proto), (iname, impl), t in itertools.product(
@@ -350,6 +352,41 @@ def generic_protocol_pairs() -> Iterator[Pair]:
         target = f"Proto[{target_arg}]" if target_arg else "Proto"
         yield Pair("generic-protocol", f"{pname}/{iname}->{target_arg}", pcode + impl, target)
         del t
+
+
+def self_type_pairs() -> Iterator[Pair]:
+    """`self: T` annotations and generic bases specialised by the class."""
+    protos = {
+        "self-T": "def f(self: T) -> T: ...",
+        "property-self-T": "@property\ndef f(self: T) -> T: ...",
+        "list-self-T": "def f(self: T, other: T) -> list[T]: ...",
+    }
+    impls = {
+        "self": "def f(self) -> Self:\n    return self",
+        "impl": "def f(self) -> Impl:\n    return self",
+        "int": "def f(self) -> int:\n    return 0",
+        "self-T": "def f(self: S) -> S:\n    return self",
+        "property-self": "@property\ndef f(self) -> Self:\n    return self",
+        "property-int": "@property\ndef f(self) -> int:\n    return 0",
+        "other-impl": "def f(self, other: Impl) -> list[Impl]:\n    return []",
+        "other-object": "def f(self, other: object) -> list[Self]:\n    return []",
+    }
+    yield from _method_pairs("self-type", protos, impls)
+    base = "class BaseGen(Generic[T]):\n    def get(self) -> T:\n        raise RuntimeError\n\n"
+    for arg, want in itertools.product(("int", "str", "bool"), ("int", "float", "str")):
+        code = (
+            f"{base}class Proto(Protocol):\n    def get(self) -> {want}: ...\n\n"
+            f"class Impl(BaseGen[{arg}]):\n    pass\n"
+        )
+        yield Pair("self-type", f"base-gen[{arg}]->{want}", code)
+    two = (
+        "class ProtoIter(Protocol[T]):\n    def it(self) -> Iterator[T]: ...\n\n"
+        "class Proto(ProtoIter[S], Protocol[T, S]):\n    def m(self, x: T) -> T: ...\n\n"
+        "class Impl:\n    def it(self) -> Iterator[int]:\n        raise RuntimeError\n"
+        "    def m(self, x: str) -> str:\n        return x\n"
+    )
+    for target in ("Proto[str, int]", "Proto[int, str]", "Proto[str, float]", "Proto[str, bool]"):
+        yield Pair("self-type", f"two-params->{target}", two, target)
 
 
 def gradual_pairs() -> Iterator[Pair]:
@@ -623,6 +660,7 @@ def blind_spot_pairs() -> Iterator[Pair]:
 CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
     "subclass": subclass_pairs,
     "self": self_pairs,
+    "self-type": self_type_pairs,
     "unpack": unpack_pairs,
     "overload": overload_pairs,
     "nested": nested_pairs,
