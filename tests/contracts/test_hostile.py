@@ -165,3 +165,36 @@ def test_functools_wraps_blind_spot_is_documented_behaviour() -> None:
             return x
 
     assert check(Decorated, Job).ok
+
+
+def test_never_raises_on_the_standard_library() -> None:
+    # Classes nobody here wrote: every class of a few stdlib modules against every worker
+    # Protocol and the Protocols of this module. A report comes back for each.
+    import builtins
+    import collections
+    import enum
+    import io
+    import pathlib
+    import typing
+
+    from contracts import PROTOCOLS
+
+    protocols = [*PROTOCOLS.values(), Job, Node, Holds, Unresolvable, Box, Box[int]]
+    classes = [
+        value
+        for module in (
+            vars(builtins),
+            vars(collections),
+            vars(enum),
+            vars(io),
+            vars(pathlib),
+            vars(typing),
+        )
+        for value in module.values()
+        if isinstance(value, type)
+    ]
+    assert len(classes) > 150
+    for cls in classes:
+        for protocol in protocols:
+            report = check(cls, protocol)
+            assert report.cls and report.protocol
