@@ -559,6 +559,15 @@ def show_hint(hint: object) -> str:
     return repr(hint).replace("typing.", "").replace("collections.abc.", "")
 
 
+def self_type_vars(hint: object, self_map: dict[object, object]) -> dict[object, object]:
+    """{T: Self (or the class)} for a self annotated `T` or a cls annotated `type[T]`."""
+    if typing.get_origin(hint) is type and typing.get_args(hint):
+        hint = typing.get_args(hint)[0]
+    if isinstance(hint, typing.TypeVar):
+        return {hint: self_map.get(typing.Self, typing.Self)}
+    return {}
+
+
 __all__ = [
     "ResolvedHints",
     "Undecidable",
@@ -568,6 +577,7 @@ __all__ = [
     "generic_maps",
     "pick_constraint",
     "resolve_hints",
+    "self_type_vars",
     "show_hint",
     "solve",
     "substitute",

@@ -10,6 +10,7 @@ body that returns None.
 from __future__ import annotations
 
 import ast
+import collections.abc as cabc
 import dis
 import functools
 import inspect
@@ -261,3 +262,13 @@ def _is_self_attr(target: ast.expr, name: str) -> bool:
         and isinstance(target.value, ast.Name)
         and target.value.id == "self"
     )
+
+
+def is_method(raw: object) -> bool:
+    if isinstance(raw, (staticmethod, classmethod, types.FunctionType)):
+        return True
+    return callable(raw) and not isinstance(raw, type)
+
+
+def is_callable_hint(hint: object) -> bool:
+    return (typing.get_origin(hint) or hint) is cabc.Callable
