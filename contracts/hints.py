@@ -43,6 +43,9 @@ def resolve_hints(func: object) -> ResolvedHints:
         return {}, []
     if not isinstance(raw, dict) or not raw:
         return {}, []
+    fast = _fast_hints(target, raw)
+    if fast is not None:
+        return fast, []
     try:
         return dict(typing.get_type_hints(target, include_extras=True)), []
     except Exception:  # noqa: BLE001 - any resolution error falls back to one by one
@@ -61,6 +64,52 @@ def resolve_hints(func: object) -> ResolvedHints:
         except Exception as exc:  # noqa: BLE001 - NameError, SyntaxError, TypeError alike
             unresolved.append((key, f"{type(exc).__name__}: {exc}"))
     return hints, unresolved
+
+
+# (annotation text, id of the globals it is evaluated in) -> its value. Annotations repeat
+# ("None", "bool", "TrainBatch"); evaluating each text once per module saves most of the
+# cost of typing.get_type_hints. Cleared with the verifier's cache (see clear_hint_cache).
+_EVALUATED: dict[tuple[str, int], object] = {}
+
+
+def clear_hint_cache() -> None:
+    _EVALUATED.clear()
+
+
+def _fast_hints(target: object, raw: dict[str, object]) -> dict[str, object] | None:
+    """What `typing.get_type_hints(target, include_extras=True)` returns for a plain
+    function whose annotations are strings or classes; None to take the full path."""
+    globalns = getattr(target, "__globals__", None)
+    if not isinstance(globalns, dict) or hasattr(target, "__wrapped__"):
+        return None
+    hints: dict[str, object] = {}
+    for key, value in raw.items():
+        if isinstance(value, str):
+            cache_key = (value, id(globalns))
+            if cache_key not in _EVALUATED:
+                try:
+                    _EVALUATED[cache_key] = eval(value, globalns)  # noqa: S307 - as get_type_hints does
+                except Exception:  # noqa: BLE001 - the full path reports it
+                    return None
+            value = _EVALUATED[cache_key]
+        if value is None:
+            value = type(None)
+        if not _resolved(value):
+            return None
+        hints[key] = value
+    return hints
+
+
+def _resolved(hint: object) -> bool:
+    """No string or ForwardRef left inside (Literal's values are data, not hints)."""
+    if isinstance(hint, (str, typing.ForwardRef)):
+        return False
+    if typing.get_origin(hint) is Literal:
+        return True
+    return all(
+        all(_resolved(a) for a in arg) if isinstance(arg, list) else _resolved(arg)
+        for arg in typing.get_args(hint)
+    )
 
 
 def as_hint(hint: object) -> Any:  # noqa: ANN401

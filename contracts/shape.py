@@ -184,8 +184,10 @@ def receivers(
 def old_style_positional_only(sig: inspect.Signature, owner: str) -> inspect.Signature:
     """PEP 484: leading parameters named `__x` (mangled `_Owner__x` in a class) are
     positional-only."""
-    mangled = f"_{owner.lstrip('_')}__"
     params = list(sig.parameters.values())
+    if not params or not params[0].name.startswith("_"):
+        return sig  # the common case, decided at once
+    mangled = f"_{owner.lstrip('_')}__"
     if any(p.kind is inspect.Parameter.POSITIONAL_ONLY for p in params):
         return sig
     changed = False

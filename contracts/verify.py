@@ -34,6 +34,7 @@ from contracts.hints import (
     as_hint,
     bearable,
     callable_class,
+    clear_hint_cache,
     is_subhint_safe,
     resolve_hints,
     show_hint,
@@ -98,6 +99,7 @@ def clear_cache() -> None:
     """Forget every cached report (after monkeypatching a class, for instance)."""
     _CACHE.clear()
     clear_protocol_side()
+    clear_hint_cache()
 
 
 def check(
