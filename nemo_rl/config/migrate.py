@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TextIO
 
+from nemo_rl.config.safe_read import ConfigLoadError, decode, parse_yaml, read_bytes
 from nemo_rl.config.sections import as_mapping, quant_cfg_of, worker_sections
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.workers.registry import WorkerRegistry, default_registry
@@ -115,14 +116,13 @@ def _one_line(error: Exception) -> str:
 
 
 def _load(text: str) -> object:
-    """The data of a YAML text, read by PyYAML (libyaml when available) as OmegaConf reads it."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    """The data of a YAML text, read as the loader reads it, within the same guards
+    (depth, alias expansion, number sizes): a hostile file is refused before ruamel.yaml
+    or any walk over the data sees it."""
     try:
-        return yaml.load(text, Loader=loader)
-    except (yaml.YAMLError, ValueError) as e:
-        raise MigrationError(f"invalid YAML: {_one_line(e)}") from e
+        return parse_yaml(text, "")[1]
+    except ConfigLoadError as e:
+        raise MigrationError(e.reason) from e
 
 
 def _parse(text: str) -> tuple[_Map | None, object]:
@@ -133,11 +133,11 @@ def _parse(text: str) -> tuple[_Map | None, object]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    data = _load(text)
     try:
         root = YAML(typ="rt").compose(text)
-    except (YAMLError, ValueError) as e:
+    except (YAMLError, ValueError, RecursionError) as e:
         raise MigrationError(f"invalid YAML: {_one_line(e)}") from e
-    data = _load(text)
     if root is None:
         return None, data
     tree = _tree(root)
@@ -587,18 +587,20 @@ _BOM = "\ufeff"
 
 
 def _read(path: Path) -> tuple[bytes, str]:
+    """Through the loader's guarded reader: regular files only, bounded size, no FIFO wait."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError as e:
-        raise MigrationError("no such file") from e
-    except IsADirectoryError as e:
-        raise MigrationError("is a directory") from e
-    except OSError as e:
-        raise MigrationError(f"cannot be read: {e.strerror or e}") from e
+        raw = read_bytes(path, str(path))
+        return raw, decode(raw, str(path))
+    except ConfigLoadError as e:
+        raise MigrationError(e.reason) from e
+
+
+def _real(path: Path) -> Path:
+    """`path.resolve()`; a symlink loop stays as written (reading it then fails, one line)."""
     try:
-        return raw, raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise MigrationError(f"is not UTF-8 text (byte offset {e.start})") from e
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
 
 
 def _defaults_of(root: _Map | None) -> list[str]:
@@ -633,7 +635,7 @@ class _Session:
         self.outdated: dict[Path, tuple[str, ...]] = {}
 
     def source(self, path: Path) -> _Source:
-        real = path.resolve()
+        real = _real(path)
         if real not in self.sources:
             try:
                 raw, text = _read(path)
@@ -648,7 +650,7 @@ class _Session:
         return found
 
     def _schema_changes(self, path: Path, source: _Source) -> tuple[str, ...]:
-        real = path.resolve()
+        real = _real(path)
         if real not in self.outdated:
             migration = _migrate(source.text, source.root, source.data, explicit_workers=False,
                                  merged=None, registry=None)
@@ -659,13 +661,13 @@ class _Session:
         """Notes on the parents of `path` (the whole chain), and the outdated ones not given."""
         notes: list[str] = []
         outdated: list[Path] = []
-        seen = {path.resolve()}
+        seen = {_real(path)}
         todo = [_parent_path(path, e) for e in _defaults_of(source.root)]
         while todo:
             parent = todo.pop(0)
-            if parent.resolve() in seen:
+            if _real(parent) in seen:
                 continue
-            seen.add(parent.resolve())
+            seen.add(_real(parent))
             try:
                 found = self.source(parent)
                 changes = self._schema_changes(parent, found)
@@ -673,7 +675,7 @@ class _Session:
                 notes.append(f"parent {parent}: {e}")
                 continue
             todo.extend(_parent_path(parent, e) for e in _defaults_of(found.root))
-            if changes and parent.resolve() not in self.given:
+            if changes and _real(parent) not in self.given:
                 outdated.append(parent)
                 notes.append(f"parent {parent} still needs migrating ({'; '.join(changes)})")
         return notes, outdated
@@ -718,7 +720,7 @@ def plan_file(
     `given` are the files migrated together with this one: an outdated parent among
     them is not reported as still needing migration.
     """
-    session = _session or _Session({p.resolve() for p in given})
+    session = _session or _Session({_real(p) for p in given})
     notes: list[str] = []
     try:
         source = session.source(path)
@@ -756,7 +758,7 @@ def expand_inputs(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
         else:
             pairs = [(path, path.parent)]
         for file, base in pairs:
-            files.setdefault(file.resolve(), (file, base))
+            files.setdefault(_real(file), (file, base))
     return list(files.values())
 
 
@@ -768,7 +770,7 @@ def migrate_paths(
 ) -> list[FileReport]:
     """Plan the migration of every file (folders are expanded); nothing is written."""
     files = [f for f, _ in expand_inputs(paths)]
-    session = _Session({f.resolve() for f in files})
+    session = _Session({_real(f) for f in files})
     return [plan_file(f, explicit_workers=explicit_workers, registry=registry, _session=session)
             for f in files]
 
@@ -778,7 +780,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
     A symlink is followed, so the link stays and its target is updated.
     """
-    path = path.resolve() if path.is_symlink() else path
+    path = _real(path) if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
@@ -841,9 +843,9 @@ def _destinations(
         return {inputs[0][0]: out}
     if single_file:
         return {inputs[0][0]: out / inputs[0][0].name}
-    bases = {base.resolve() for _, base in inputs}
+    bases = {_real(base) for _, base in inputs}
     common = Path(os.path.commonpath([str(b) for b in bases]))
-    return {f: out / f.resolve().relative_to(common) for f, _ in inputs}
+    return {f: out / _real(f).relative_to(common) for f, _ in inputs}
 
 
 def _show_report(report: FileReport, verb: str, out: TextIO, err: TextIO) -> None:

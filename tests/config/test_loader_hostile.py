@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl.config.loader import MAX_FILE_BYTES, ConfigLoadError, load_config
+from nemo_rl.config.safe_read import MAX_YAML_DEPTH
 
 
 def write(path: Path, text: str) -> Path:
@@ -166,7 +167,7 @@ def test_block_nesting_too_deep_for_python(tmp_path: Path) -> None:
     text = "".join(" " * i + f"k{i}:\n" for i in range(990)) + " " * 990 + "leaf: 1\n"
     err = load_error(write(tmp_path / "deep.yaml", text))
     assert err.kind == "yaml"
-    assert err.reason == "is nested too deeply"
+    assert err.reason == f"is nested more than {MAX_YAML_DEPTH} levels deep"
 
 
 def test_defaults_fan_out_is_bounded(tmp_path: Path) -> None:
