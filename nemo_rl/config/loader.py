@@ -35,6 +35,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from nemo_rl.config import safe_read
+from nemo_rl.config.interpolation import MAX_EXPANDED_CHARS, check_budget, within_time
 from nemo_rl.config.safe_read import ConfigLoadError as ConfigLoadError  # its public home
 from nemo_rl.config.safe_read import exists, parse_yaml, read_text, resolved
 
@@ -47,8 +48,6 @@ MAX_DEFAULTS_DEPTH = 32
 """How deep a `defaults:` chain may nest."""
 MAX_FILES = 256
 """How many files one config may pull in through `defaults:`, counting repeats."""
-MAX_EXPANDED_CHARS = 8 * 1024 * 1024
-"""Characters the config may hold once every `${...}` is expanded."""
 MAX_RESOLVER_INT = 2**63
 """The magnitude beyond which the arithmetic resolvers refuse an integer result."""
 
@@ -431,8 +430,6 @@ def _apply_override(data: dict[str, Any], item: str, shown: str) -> None:
 
 # ------------------------------------------------------------------ interpolation
 
-_REFERENCE = re.compile(r"\$\{([^${}]*)\}")  # the innermost `${...}`; resolver calls hold ':'
-
 
 def _arithmetic(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def resolver(a: Any, b: Any) -> Any:
@@ -463,68 +460,6 @@ def register_resolvers() -> None:
             OmegaConf.register_resolver(name, fn)
 
 
-def _expanded_size(data: dict[str, Any], shown: str) -> int:
-    """An upper estimate of the characters in `data` once every `${ref}` is expanded.
-
-    Linear in the config's size (each node is measured once), so a chain of strings
-    each repeating the previous one ten times is refused before OmegaConf builds it.
-    """
-    memo: dict[tuple[str, ...], int] = {}
-    active: set[tuple[str, ...]] = set()
-
-    def lookup(path: tuple[str, ...]) -> object:
-        node: object = data
-        for part in path:
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
-
-    def target(ref: str, at: tuple[str, ...]) -> tuple[str, ...]:
-        dots = len(ref) - len(ref.lstrip("."))
-        parts = tuple(p for p in re.split(r"[.\[\]]+", ref[dots:]) if p)
-        if dots == 0:
-            return parts
-        return at[: max(len(at) - dots, 0)] + parts  # `.x` is a sibling, `..x` an uncle
-
-    def size(path: tuple[str, ...]) -> int:
-        if path in memo:
-            return memo[path]
-        if path in active:
-            return 0  # a cycle; OmegaConf reports it when resolving
-        active.add(path)
-        node = lookup(path)
-        total = 0
-        if isinstance(node, dict):
-            total = sum(size((*path, str(k))) + len(str(k)) for k in node)
-        elif isinstance(node, list):
-            total = sum(size((*path, str(i))) + 1 for i in range(len(node)))
-        elif isinstance(node, str):
-            total = len(node)
-            for match in _REFERENCE.finditer(node):
-                if ":" not in match.group(1):
-                    total += size(target(match.group(1).strip(), path))
-                if total > MAX_EXPANDED_CHARS:
-                    break
-        else:
-            total = len(str(node))
-        active.discard(path)
-        memo[path] = total
-        if total > MAX_EXPANDED_CHARS:
-            where = ".".join(path) or "the config"
-            raise ConfigLoadError(
-                shown,
-                f"interpolations in {where} would expand to over {MAX_EXPANDED_CHARS} characters",
-                kind="interpolation",
-            )
-        return total
-
-    return size(())
-
-
 def _interpolates(node: object) -> bool:
     if isinstance(node, dict):
         return any(_interpolates(v) for v in node.values())
@@ -537,9 +472,10 @@ def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:
     if not _interpolates(data):
         return copy.deepcopy(data)  # nothing for OmegaConf to do; it would only copy slowly
     register_resolvers()
-    _expanded_size(data, shown)
+    check_budget(data, shown)
     try:
-        resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
+        with within_time(shown):
+            resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
     except OmegaConfBaseException as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         key = getattr(e, "full_key", None)

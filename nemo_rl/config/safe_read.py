@@ -20,6 +20,8 @@ from typing import Literal
 import yaml
 from omegaconf._yaml import get_yaml_loader  # the loader OmegaConf.load itself uses
 
+from nemo_rl.errors import one_line
+
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """A config file larger than this is rejected before it is read."""
 MAX_YAML_NODES = 100_000
@@ -56,7 +58,8 @@ class ConfigLoadError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.reason}" if self.file is not None else self.reason
+        text = f"{self.file}: {self.reason}" if self.file is not None else self.reason
+        return one_line(text)  # a file name may hold a newline or an escape sequence
 
 
 def _os_reason(error: OSError) -> str:

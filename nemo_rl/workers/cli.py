@@ -1,7 +1,9 @@
 """`nemo-rl-workers`: resolve, check, verify and migrate worker configs from a shell or CI.
 
-Exit codes: 0 no problem, 1 problems found, 2 unusable input. Unusable input is
-always one line on stderr, never a traceback.
+Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
+130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
+never a traceback; an internal error (a bug) is one line naming the file that holds
+its traceback.
 """
 
 from __future__ import annotations
@@ -10,12 +12,20 @@ import argparse
 import contextlib
 import json
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from nemo_rl.errors import one_line
+from nemo_rl.workers.output import SafeStream, silence_stdout
 from nemo_rl.workers.report import ConfigReport, render_text, report_json, use_color
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`); nothing more is written
+INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,8 +78,46 @@ def _parser() -> argparse.ArgumentParser:
 def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
+    """The command, with every stream made safe and a safety net under it."""
+    # SafeStream is a TextIOBase; the commands only write, print and ask isatty.
+    safe_out = cast(TextIO, SafeStream(out if out is not None else sys.stdout))
+    safe_err = cast(TextIO, SafeStream(err if err is not None else sys.stderr))
+    try:
+        code = _run(argv, safe_out, safe_err)
+        safe_out.flush()
+        return code
+    except BrokenPipeError:
+        if out is None:
+            silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("nemo-rl-workers: interrupted", file=safe_err)
+        return EXIT_INTERRUPTED
+    except BaseException as error:  # noqa: BLE001 - the safety net: a bug, reported as such
+        return _internal_error(error, safe_err)
+
+
+def _internal_error(error: BaseException, err: TextIO) -> int:
+    """One line naming the exception and the file holding its traceback; never a traceback."""
+    text = "".join(traceback.format_exception(error))
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix=INTERNAL_ERROR_PREFIX, suffix=".txt", delete=False, encoding="utf-8",
+            errors="backslashreplace",
+        ) as f:
+            f.write(text)
+        where = f"the traceback is in {f.name}"
+    except OSError as e:
+        where = f"the traceback could not be saved ({e.strerror or e})"
+    print(
+        f"nemo-rl-workers: internal error ({type(error).__name__}); {where}; "
+        "please report it with that file",
+        file=err,
+    )
+    return EXIT_INTERNAL
+
+
+def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["migrate"]:
         from nemo_rl.config.migrate import run_migrate
@@ -91,7 +139,8 @@ def main(
 def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
     for report in reports:
         if report.unusable is not None:
-            print(f"nemo-rl-workers: {report.config}: {report.unusable}", file=err)
+            print(f"nemo-rl-workers: {one_line(report.config)}: {one_line(report.unusable)}",
+                  file=err)
     if as_json:
         payload: dict[str, Any] = (
             report_json(reports[0])

@@ -55,7 +55,23 @@ def test_interpolation_bomb(tmp_path: Path) -> None:
     lines += [f'a{i}: "' + f"${{a{i - 1}}}" * 10 + '"' for i in range(1, 12)]
     err = load_error(write(tmp_path / "ibomb.yaml", "\n".join(lines) + "\n"))
     assert err.kind == "interpolation"
-    assert "would expand to over" in err.reason
+    # Ten references a line: the evaluations pass their budget before the characters do.
+    assert "would evaluate over 20000 interpolations and resolver calls" in err.reason
+
+
+def test_interpolation_size_bomb(tmp_path: Path) -> None:
+    lines = ["a0: " + "x" * 1_000_000, "a1: " + "${a0}" * 10]
+    err = load_error(write(tmp_path / "wide.yaml", "\n".join(lines) + "\n"))
+    assert err.kind == "interpolation"
+    assert "interpolations in a1 would expand to over 8388608 characters" in err.reason
+
+
+@pytest.mark.parametrize("call", ["${oc.select:a%d}", "${oc.select:a%d,0}", "${oc.decode:${a%d}}"])
+def test_resolver_calls_count_in_the_budget(tmp_path: Path, call: str) -> None:
+    lines = ["a0: x"] + [f"a{i}: '" + (call % (i - 1)) * 8 + "'" for i in range(1, 8)]
+    err = load_error(write(tmp_path / "calls.yaml", "\n".join(lines) + "\n"))
+    assert err.kind == "interpolation"
+    assert "interpolations and resolver calls" in err.reason
 
 
 def test_arithmetic_resolvers_refuse_huge_integers(tmp_path: Path) -> None:
