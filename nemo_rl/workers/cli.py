@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import tempfile
 import traceback
@@ -85,6 +86,12 @@ def main(
     try:
         code = _run(argv, safe_out, safe_err)
         safe_out.flush()
+        safe_err.flush()
+        checked = sys.modules.get("nemo_rl.workers.contract_check")
+        if out is None and checked is not None and checked.ABANDONED:
+            # A verification still runs past its bound; interpreter shutdown could wait on
+            # it (an import lock, a non-daemon thread it started): end the process now.
+            os._exit(code)
         return code
     except BrokenPipeError:
         if out is None:
@@ -187,7 +194,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from contracts import INIT_CALLS, PROTOCOLS
     from contracts import check as check_contract
-    from nemo_rl.workers.contract_check import import_class
+    from nemo_rl.workers.contract_check import import_class, isolated
     from nemo_rl.workers.fqn import fqn_problem
 
     protocol = PROTOCOLS.get(args.protocol)
@@ -202,36 +209,51 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if value is not None and (problem := fqn_problem(value, what)) is not None:
             print(f"nemo-rl-workers: {problem.message}", file=err)
             return EXIT_UNUSABLE
-    cls, failure = import_class(args.fqn, "FQN", "a class")
-    base, base_failure = import_class(args.base, "--base", "a class") if args.base else (None, None)
-    for found in (failure, base_failure):
-        if found is not None:  # (path, expected, given, message, rule)
-            print(f"nemo-rl-workers: {found[3]}", file=err)
-            return EXIT_UNUSABLE
-    assert cls is not None
     init_call = INIT_CALLS[args.role] if args.role else None
-    report = check_contract(cls, protocol, base=base, init_call=init_call)
-    if args.json:
-        json.dump(
-            {
-                "class": args.fqn,
-                "protocol": args.protocol,
-                "ok": report.ok,
-                "violations": [
-                    {"member": v.member, "rule": v.rule, "message": str(v)}
-                    for v in report.violations
-                ],
-                "skipped": list(report.skipped),
-            },
-            out,
-            indent=2,
+
+    def examine() -> tuple[str | None, dict[str, Any]]:
+        """Import and verify, as plain data: runs isolated, the class is untrusted code."""
+        cls, failure = import_class(args.fqn, "FQN", "a class")
+        base, base_failure = (
+            import_class(args.base, "--base", "a class") if args.base else (None, None)
         )
+        for found in (failure, base_failure):
+            if found is not None:  # (path, expected, given, message, rule)
+                return found[3], {}
+        assert cls is not None
+        report = check_contract(cls, protocol, base=base, init_call=init_call)
+        return None, {
+            "class": args.fqn,
+            "protocol": args.protocol,
+            "ok": bool(report.ok),
+            "violations": [
+                {"member": str(v.member), "rule": str(v.rule), "message": str(v)}
+                for v in report.violations
+            ],
+            "skipped": [str(note) for note in report.skipped],
+        }
+
+    done, why = isolated(examine)
+    if done is None:  # raised past the verifier, or still running at the time bound
+        message = f"{args.fqn} could not be verified against {args.protocol}: {why}"
+        failed: dict[str, Any] = {
+            "class": args.fqn, "protocol": args.protocol, "ok": False,
+            "violations": [{"member": "", "rule": "isolation", "message": message}],
+            "skipped": [],
+        }
+        done = None, failed
+    unusable, payload = done
+    if unusable is not None:
+        print(f"nemo-rl-workers: {unusable}", file=err)
+        return EXIT_UNUSABLE
+    if args.json:
+        json.dump(payload, out, indent=2)
         out.write("\n")
     else:
-        if report.ok:
+        if payload["ok"]:
             print(f"{args.fqn} implements {args.protocol}", file=out)
-        for violation in report.violations:
-            print(str(violation), file=out)
-        for note in report.skipped:
-            print(f"skipped: {note}", file=out)
-    return EXIT_OK if report.ok else EXIT_PROBLEMS
+        for violation in payload["violations"]:
+            print(one_line(violation["message"]), file=out)
+        for note in payload["skipped"]:
+            print(f"skipped: {one_line(note)}", file=out)
+    return EXIT_OK if payload["ok"] else EXIT_PROBLEMS
