@@ -89,5 +89,8 @@ def show(value: object) -> str:
         # another control character (which would also split the one-line message).
         plain = value != "" and value == value.strip() and value.isprintable()
         return value if plain else repr(value)
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4,300-digit limit (a long hex literal)
+        return f"a {type(value).__name__} holding an integer too large to print"
     return text if len(text) <= 120 else text[:117] + "..."

@@ -353,8 +353,9 @@ def _override_value(text: str, item: str, shown: str) -> object:
     try:
         return parse_yaml(text, shown, max_nodes=1_000)[1]
     except ConfigLoadError as e:
+        named = repr(item) if len(item) <= 80 else repr(item[:77]) + "..."
         raise ConfigLoadError(
-            shown, f"override {item!r}: the value is not valid YAML ({e.reason})"[:400],
+            shown, f"override {named}: the value is not valid YAML ({e.reason})"[:600],
             kind="override",
         ) from e
 
@@ -383,6 +384,10 @@ def _apply_override(data: dict[str, Any], item: str, shown: str) -> None:
         )
     plus, key, text = match.groups()
     value = _override_value(text, item, shown)
+    try:
+        _check_plain(value, key, shown)  # the same values a file may hold: no !!binary, !!set
+    except ConfigLoadError as e:
+        raise ConfigLoadError(shown, f"override {key}: {e.reason}", kind="override") from e
     *parents, last = key.split(".")
     node: object = data
     walked: list[str] = []

@@ -28,7 +28,7 @@ from typing import Any, Literal, NoReturn, TextIO
 
 from nemo_rl.config.safe_read import ConfigLoadError, decode, parse_yaml, read_bytes
 from nemo_rl.config.sections import as_mapping, quant_cfg_of, worker_sections
-from nemo_rl.errors import WorkerConfigError
+from nemo_rl.errors import WorkerConfigError, one_line
 from nemo_rl.workers.registry import WorkerRegistry, default_registry
 from nemo_rl.workers.resolver import FIELD, Resolution, resolve_generation, resolve_policy
 
@@ -577,6 +577,7 @@ class FileReport:
     original: bytes = b""
     text: str | None = None  # the migrated text, when changed
     outdated_parents: tuple[Path, ...] = ()
+    identity: Identity | None = None  # of the file as read: replaced only while unchanged
 
     def new_bytes(self) -> bytes:
         """The bytes the file holds after migration (the original ones when unchanged)."""
@@ -595,11 +596,46 @@ def _read(path: Path) -> tuple[bytes, str]:
         raise MigrationError(e.reason) from e
 
 
+Identity = tuple[int, int, int, int]
+"""(device, inode, size, modification time in ns) of a file."""
+
+
+def _identity(path: Path) -> Identity | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def replace_refusal(report: FileReport, roots: Sequence[Path], named: set[Path]) -> str | None:
+    """Why `report.path` must not be replaced in place now, or None when it may be.
+
+    It must still be the file that was read (same inode, size, time and bytes: an edit or a
+    deletion made since is never overwritten or undone), and its real path must be a file
+    named on the command line or lie inside a folder that was (a symlink is never followed
+    out of the given roots).
+    """
+    real = _real(report.path)
+    if real not in named and not any(real.is_relative_to(root) for root in roots):
+        return f"is a symlink to {real}, outside the folders given; not rewritten"
+    now = _identity(report.path)
+    if now is None:
+        return "vanished since it was read; not recreated"
+    try:
+        same = now == report.identity and _read(report.path)[0] == report.original
+    except MigrationError:
+        same = False
+    if not same:
+        return "changed since it was read; not rewritten (run migrate again)"
+    return None
+
+
 def _real(path: Path) -> Path:
     """`path.resolve()`; a symlink loop stays as written (reading it then fails, one line)."""
     try:
         return path.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL in the name
         return Path(os.path.abspath(path))
 
 
@@ -620,6 +656,7 @@ def _parent_path(child: Path, entry: str) -> Path:
 @dataclass(frozen=True)
 class _Source:
     raw: bytes
+    identity: Identity | None
     text: str  # without a byte-order mark
     bom: bool
     root: _Map | None
@@ -638,10 +675,13 @@ class _Session:
         real = _real(path)
         if real not in self.sources:
             try:
+                identity = _identity(path)
                 raw, text = _read(path)
+                if _identity(path) != identity:  # rewritten while being read
+                    raise MigrationError("changed while being read; run migrate again")
                 body = text.removeprefix(_BOM)
                 root, data = _parse(body)
-                self.sources[real] = _Source(raw, body, body != text, root, data)
+                self.sources[real] = _Source(raw, identity, body, body != text, root, data)
             except MigrationError as e:
                 self.sources[real] = e
         found = self.sources[real]
@@ -739,10 +779,35 @@ def plan_file(
     notes.extend(parent_notes)
     if not migration.changed:
         return FileReport(path, "unchanged", notes=tuple(notes), original=source.raw,
+                          identity=source.identity,
                           outdated_parents=tuple(outdated))
     new_text = (_BOM if source.bom else "") + migration.text
     return FileReport(path, "changed", migration.changes, tuple(notes), original=source.raw,
+                      identity=source.identity,
                       text=new_text, outdated_parents=tuple(outdated))
+
+
+MAX_FOLDER_ENTRIES = 100_000
+"""Entries `migrate FOLDER` looks at before refusing the folder as too big to be a config tree."""
+
+
+def _config_files(folder: Path) -> list[Path]:
+    """*.yaml / *.yml regular files under `folder`, sorted; symlinked folders not entered,
+    unreadable ones skipped, and at most MAX_FOLDER_ENTRIES entries looked at (a link to `/`
+    must not walk the whole machine)."""
+    found: list[Path] = []
+    seen = 0
+    for top, dirs, names in os.walk(folder):
+        seen += len(dirs) + len(names)
+        if seen > MAX_FOLDER_ENTRIES:
+            raise MigrationError(
+                f"{folder} holds over {MAX_FOLDER_ENTRIES} entries; name the config files"
+            )
+        for name in names:
+            path = Path(top) / name
+            if path.suffix in CONFIG_SUFFIXES and path.is_file():
+                found.append(path)
+    return sorted(found)
 
 
 def expand_inputs(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
@@ -753,8 +818,7 @@ def expand_inputs(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
     files: dict[Path, tuple[Path, Path]] = {}  # by real path: a file named twice runs once
     for path in paths:
         if path.is_dir():
-            found = (p for p in path.rglob("*") if p.suffix in CONFIG_SUFFIXES and p.is_file())
-            pairs = [(p, path) for p in sorted(found)]
+            pairs = [(p, path) for p in _config_files(path)]
         else:
             pairs = [(path, path.parent)]
         for file, base in pairs:
@@ -849,10 +913,11 @@ def _destinations(
 
 
 def _show_report(report: FileReport, verb: str, out: TextIO, err: TextIO) -> None:
+    name = one_line(str(report.path))  # a file name may hold a newline
     if report.status == "error":
-        err.write(f"error: {report.path}: {report.error}\n")
+        err.write(f"error: {name}: {report.error}\n")
         return
-    out.write(f"{report.path}: {verb if report.status == 'changed' else 'unchanged'}\n")
+    out.write(f"{name}: {verb if report.status == 'changed' else 'unchanged'}\n")
     for change in report.changes:
         out.write(f"  {change}\n")
     for note in report.notes:
@@ -875,9 +940,14 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         err.write(f"nemo-rl-workers migrate: error: {e}\n")
         return 2
     configs: list[Path] = args.configs
-    inputs = expand_inputs(configs)
+    try:
+        inputs = expand_inputs(configs)
+    except MigrationError as e:
+        err.write(f"error: {one_line(str(e))}\n")
+        return 2
     if not inputs:
-        err.write("error: no config files found in " + ", ".join(map(str, configs)) + "\n")
+        names = ", ".join(one_line(str(c)) for c in configs)
+        err.write(f"error: no config files found in {names}\n")
         return 2
     reports = migrate_paths(configs, explicit_workers=args.explicit_workers)
     in_place: bool = args.in_place
@@ -888,10 +958,18 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         dests = _destinations(inputs, output, single)
     verb = "changed" if in_place or output is not None else "would change"
     shown: list[FileReport] = []
+    roots = [_real(c) for c in configs if c.is_dir()]
+    named = {_real(c) for c in configs if not c.is_dir()}
     for report in reports:
         if report.status != "error":
             try:
-                if in_place and report.text is not None:
+                refusal = (
+                    replace_refusal(report, roots, named)
+                    if in_place and report.text is not None else None
+                )
+                if refusal is not None:
+                    report = FileReport(report.path, "error", error=refusal)
+                elif in_place and report.text is not None:
                     write_atomic(report.path, report.new_bytes())
                 elif output is not None:
                     write_atomic(dests[report.path], report.new_bytes())

@@ -54,7 +54,7 @@ def _is_recipe_path(value: str) -> bool:
 
 
 def _load_recipe(value: str, path: str) -> tuple[dict[str, Any] | None, Problem | None]:
-    if not os.path.exists(value):
+    if not os.path.lexists(value):  # a dangling link or a loop: the reader names it
         where = os.path.abspath(value)
         return None, _problem(
             path, value, f"{path}: the quantization recipe file {where} does not exist; set "
