@@ -172,10 +172,13 @@ class _OutOfTime(BaseException):
 
 @contextmanager
 def within_time(shown: str, seconds: float = MAX_RESOLVE_SECONDS) -> Generator[None]:
-    """Bound the wall time of the block (main thread only: elsewhere signals cannot
-    interrupt it, and the block runs unbounded but still within `check_budget`)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "setitimer"
+    """Bound the wall time of the block with SIGALRM. Only in the main thread and when no
+    other interval timer runs: elsewhere the block runs unbounded in time, but still
+    within `check_budget`."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or not hasattr(signal, "setitimer")
+        or signal.getitimer(signal.ITIMER_REAL)[0] > 0  # someone else's timer: leave it be
     ):
         yield
         return
