@@ -203,3 +203,23 @@ def test_defaults_chain_depth_is_bounded(tmp_path: Path) -> None:
     err = load_error(tmp_path / "c0.yaml")
     assert err.kind == "too-deep"
     assert err.reason == "defaults nest more than 32 files deep"
+
+
+def test_resolving_is_bounded_in_time() -> None:
+    from nemo_rl.config.interpolation import within_time
+
+    with pytest.raises(ConfigLoadError, match=r"^c.yaml: interpolations took over 0.2 s"):
+        with within_time("c.yaml", 0.2):
+            while True:  # stands for a resolution the budget did not foresee
+                pass
+
+
+def test_environment_values_are_redacted_once_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nemo_rl.config.interpolation import redact
+
+    monkeypatch.setenv("NEMO_RL_TEST_TOKEN", "s3cr3t-value")
+    config = load_config(write(tmp_path / "c.yaml", "a: ${oc.env:NEMO_RL_TEST_TOKEN}\n"))
+    assert config == {"a": "s3cr3t-value"}
+    assert redact("given s3cr3t-value.") == "given <redacted $NEMO_RL_TEST_TOKEN>."
