@@ -972,7 +972,13 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
                 elif in_place and report.text is not None:
                     write_atomic(report.path, report.new_bytes())
                 elif output is not None:
-                    write_atomic(dests[report.path], report.new_bytes())
+                    dest = dests[report.path]
+                    into = _real(output if output.is_dir() else output.parent)
+                    if dest.is_symlink() and not _real(dest).is_relative_to(into):
+                        report = FileReport(report.path, "error", error=(
+                            f"{dest} is a symlink to {_real(dest)}, outside {into}; not written"))
+                    else:
+                        write_atomic(dest, report.new_bytes())
             except OSError as e:
                 report = FileReport(report.path, "error", error=f"cannot be written: {e}")
         shown.append(report)

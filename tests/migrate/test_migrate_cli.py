@@ -310,3 +310,15 @@ def test_a_symlink_out_of_the_folder_is_not_followed(tmp_path: Path) -> None:
                    "outside the folders given; not rewritten\n")
     assert outside.read_text() == OLD
     assert inside.read_text() == NEW
+
+
+def test_a_symlink_in_the_output_folder_is_not_followed_out_of_it(tmp_path: Path) -> None:
+    old = write(tmp_path / "in" / "old.yaml", OLD)
+    victim = write(tmp_path / "elsewhere" / "victim.yaml", CLEAN)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.yaml").symlink_to(victim)
+    code, _, err = run(tmp_path / "in", "-o", tmp_path / "out")
+    assert code == 2
+    assert f"is a symlink to {victim}, outside {tmp_path / 'out'}; not written" in err
+    assert victim.read_text() == CLEAN
+    assert old.read_text() == OLD
