@@ -31,7 +31,7 @@ class Problem:
         where = ""
         if self.file is not None:
             where = f"{self.file}:{self.line}: " if self.line is not None else f"{self.file}: "
-        return f"{where}{self.message}"
+        return one_line(f"{where}{self.message}")
 
 
 class WorkerConfigError(ValueError):
@@ -63,6 +63,21 @@ def raise_if_any(problems: Iterable[Problem]) -> None:
         raise WorkerConfigError(found)
 
 
+_CONTROL = {
+    c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    for c in [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]
+}
+
+
+def one_line(text: str) -> str:
+    """`text` safe for one terminal line: newlines and other control characters (from keys,
+    file names or values) escaped as `\\n`-style sequences, so they can neither split a
+    line nor drive the terminal."""
+    if text.isprintable():
+        return text
+    return text.translate(_CONTROL).replace("\\x0a", "\\n").replace("\\x09", "\\t")
+
+
 def show(value: object) -> str:
     """A config value as a user would write it, for messages."""
     if value is None:
@@ -74,5 +89,8 @@ def show(value: object) -> str:
         # another control character (which would also split the one-line message).
         plain = value != "" and value == value.strip() and value.isprintable()
         return value if plain else repr(value)
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4,300-digit limit (a long hex literal)
+        return f"a {type(value).__name__} holding an integer too large to print"
     return text if len(text) <= 120 else text[:117] + "..."

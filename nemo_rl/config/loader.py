@@ -13,11 +13,11 @@ Semantics follow upstream NeMo-RL's `load_config_with_inheritance`:
 - Overrides are `dotted.key=value` (the key must exist), `+dotted.key=value` (the
   key must not exist) or `++dotted.key=value` (set or add); values are YAML.
 
-Configs are untrusted input. Every way a file can be unusable (missing, too big,
-not UTF-8, not YAML, an alias bomb, an interpolation bomb, a `defaults:` cycle, a
-parent outside `root`, a top level that is not a mapping) raises ConfigLoadError
-with a one-line message, after bounded work; OmegaConf and YAML exceptions never
-escape.
+Configs are untrusted input, read through `nemo_rl.config.safe_read`. Every way a
+file can be unusable (missing, too big, not UTF-8, not YAML, an alias bomb, an
+interpolation bomb, a `defaults:` cycle, a parent outside `root`, a top level that
+is not a mapping) raises ConfigLoadError with a one-line message, after bounded
+work; OmegaConf and YAML exceptions never escape.
 """
 
 from __future__ import annotations
@@ -28,57 +28,28 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import yaml
 from omegaconf import OmegaConf
-from omegaconf._yaml import get_yaml_loader  # the loader OmegaConf.load itself uses
 from omegaconf.errors import OmegaConfBaseException
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
-"""A config file larger than this is rejected before it is read."""
-MAX_YAML_NODES = 100_000
-"""YAML nodes per file after alias expansion (OmegaConf also caps the alias ratio at 100x)."""
+from nemo_rl.config import safe_read
+from nemo_rl.config.interpolation import MAX_EXPANDED_CHARS, check_budget, within_time
+from nemo_rl.config.safe_read import ConfigLoadError as ConfigLoadError  # its public home
+from nemo_rl.config.safe_read import exists, parse_yaml, read_text, resolved
+
+# The reader's limits and error kinds stay importable from here, where users met them.
+MAX_FILE_BYTES = safe_read.MAX_FILE_BYTES
+MAX_YAML_NODES = safe_read.MAX_YAML_NODES
+LoadErrorKind = safe_read.LoadErrorKind
+
 MAX_DEFAULTS_DEPTH = 32
 """How deep a `defaults:` chain may nest."""
 MAX_FILES = 256
 """How many files one config may pull in through `defaults:`, counting repeats."""
-MAX_EXPANDED_CHARS = 8 * 1024 * 1024
-"""Characters the config may hold once every `${...}` is expanded."""
 MAX_RESOLVER_INT = 2**63
 """The magnitude beyond which the arithmetic resolvers refuse an integer result."""
-
-LoadErrorKind = Literal[
-    "missing-file",  # the config file itself does not exist
-    "missing-default",  # a `defaults:` entry names a file that does not exist
-    "not-a-file",  # a directory, device or pipe
-    "unreadable",  # the operating system refused to read it
-    "too-large",  # over MAX_FILE_BYTES, or YAML aliases expanding past MAX_YAML_NODES
-    "not-utf8",
-    "yaml",  # YAML syntax, duplicate keys, alias bombs and the like
-    "not-mapping",  # the top level is not a mapping
-    "defaults",  # a malformed `defaults:` value or `_override_` marker
-    "cycle",
-    "outside-root",
-    "too-deep",  # MAX_DEFAULTS_DEPTH or MAX_FILES exceeded
-    "override",  # a malformed or inapplicable command-line override
-    "interpolation",  # a `${...}` that does not resolve, or expands too far
-]
-
-
-class ConfigLoadError(ValueError):
-    """A config could not be loaded. `str()` is one line: `<file>: <reason>`."""
-
-    def __init__(self, file: str | None, reason: str, *, kind: LoadErrorKind) -> None:
-        self.file: str | None = file
-        # One line whatever the underlying library said: the CLI prints it as is.
-        self.reason: str = " ".join(reason.split())
-        self.kind: LoadErrorKind = kind
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.reason}" if self.file is not None else self.reason
-
 
 Lines = dict[str, tuple[str, int]]
 """Dotted config path (`policy.generation.quant_cfg`, `teachers[1].megatron_cfg`)
@@ -112,44 +83,6 @@ def _display(path: Path) -> str:
     return os.path.normpath(str(path))
 
 
-def _read_text(path: Path, shown: str) -> str:
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise ConfigLoadError(shown, "is not a regular file", kind="not-a-file")
-        if size > MAX_FILE_BYTES:
-            raise ConfigLoadError(
-                shown,
-                f"is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a config file",
-                kind="too-large",
-            )
-        with path.open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
-    except OSError as e:
-        raise ConfigLoadError(shown, f"cannot be read: {e.strerror or e}", kind="unreadable") from e
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigLoadError(
-            shown, f"is over the {MAX_FILE_BYTES}-byte limit for a config file", kind="too-large"
-        )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ConfigLoadError(
-            shown,
-            f"is not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})",
-            kind="not-utf8",
-        ) from e
-
-
-def _yaml_reason(e: yaml.YAMLError) -> str:
-    if isinstance(e, yaml.MarkedYAMLError):
-        mark = e.problem_mark or e.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        context = f"{e.context}; " if e.context else ""
-        return f"invalid YAML{where}: {context}{e.problem or ''}"
-    return f"invalid YAML: {e}"
-
-
 def _line_map(node: yaml.Node, prefix: str, shown: str, out: Lines) -> None:
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
@@ -165,34 +98,11 @@ def _line_map(node: yaml.Node, prefix: str, shown: str, out: Lines) -> None:
             _line_map(item, path, shown, out)
 
 
-_EXPANSION_PROBLEMS = ("YAML node expansion", "YAML aliases expand", "YAML recursive aliases")
-
-
 def _parse(path: Path, shown: str) -> _Parsed:
-    text = _read_text(path, shown)
-    loader = get_yaml_loader(max_yaml_expanded_nodes=MAX_YAML_NODES)(text)
-    try:
-        node = loader.get_single_node()
-        # construct_document enforces OmegaConf's alias limits before building anything.
-        data = loader.construct_document(node) if node is not None else None
-        lines: Lines = {}
-        if node is not None:
-            _line_map(node, "", shown, lines)
-    except yaml.constructor.ConstructorError as e:
-        if str(e.problem).startswith(_EXPANSION_PROBLEMS):  # OmegaConf's alias-bomb guard
-            raise ConfigLoadError(
-                shown,
-                f"YAML aliases expand past {MAX_YAML_NODES} nodes or 100 times the nodes "
-                "written (a 'billion laughs' file?); refusing to expand them",
-                kind="too-large",
-            ) from e
-        raise ConfigLoadError(shown, _yaml_reason(e), kind="yaml") from e
-    except yaml.YAMLError as e:
-        raise ConfigLoadError(shown, _yaml_reason(e), kind="yaml") from e
-    except RecursionError as e:
-        raise ConfigLoadError(shown, "is nested too deeply", kind="yaml") from e
-    finally:
-        loader.dispose()
+    node, data = parse_yaml(read_text(path, shown), shown)
+    lines: Lines = {}
+    if node is not None:
+        _line_map(node, "", shown, lines)
     if data is None:
         data = {}  # an empty file is an empty config, as with OmegaConf.load
     if not isinstance(data, dict):
@@ -377,7 +287,7 @@ def _check_root(session: _Session, real: Path, shown: str, what: str) -> None:
 
 def _load_chain(session: _Session, path: Path, chain: tuple[tuple[Path, str], ...]) -> _Parsed:
     shown = chain[-1][1]
-    real = path.resolve()
+    real = resolved(path, shown)
     parsed = session.parsed.get(real)
     if parsed is None:
         parsed = session.parsed[real] = _parse_cached(path, real, shown)
@@ -390,7 +300,7 @@ def _load_chain(session: _Session, path: Path, chain: tuple[tuple[Path, str], ..
     for entry in _defaults_entries(parsed.data, shown):
         target = Path(entry) if os.path.isabs(entry) else path.parent / entry
         target_shown = _display(target)
-        target_real = target.resolve()
+        target_real = resolved(target, target_shown)
         _check_root(session, target_real, shown, f"defaults entry {entry!r}")
         seen = [p for p, _ in chain]
         if target_real in seen:
@@ -402,7 +312,7 @@ def _load_chain(session: _Session, path: Path, chain: tuple[tuple[Path, str], ..
             raise ConfigLoadError(
                 shown, f"defaults nest more than {MAX_DEFAULTS_DEPTH} files deep", kind="too-deep"
             )
-        if not target.exists():
+        if not exists(target, target_shown):
             raise ConfigLoadError(
                 shown,
                 f"defaults entry {entry!r} names {target_shown}, which does not exist",
@@ -421,9 +331,9 @@ def _load_merged(path: str | os.PathLike[str], root: str | os.PathLike[str] | No
     session = _Session(root=Path(root).resolve() if root is not None else None)
     top = Path(path)
     shown = _display(top)
-    if not top.exists():
+    if not exists(top, shown):
         raise ConfigLoadError(shown, "no such config file", kind="missing-file")
-    real = top.resolve()
+    real = resolved(top, shown)
     _check_root(session, real, shown, "the config file")
     try:
         return _load_chain(session, top, ((real, shown),))
@@ -440,17 +350,14 @@ MAX_OVERRIDE_CHARS = 64 * 1024
 def _override_value(text: str, item: str, shown: str) -> object:
     if text == "":
         return ""  # `key=` sets an empty string, as in Hydra
-    loader = get_yaml_loader(max_yaml_expanded_nodes=1_000)(text)
     try:
-        return loader.get_single_data()
-    except yaml.YAMLError as e:
+        return parse_yaml(text, shown, max_nodes=1_000)[1]
+    except ConfigLoadError as e:
+        named = repr(item) if len(item) <= 80 else repr(item[:77]) + "..."
         raise ConfigLoadError(
-            shown,
-            f"override {item!r}: the value is not valid YAML ({_yaml_reason(e)})",
+            shown, f"override {named}: the value is not valid YAML ({e.reason})"[:600],
             kind="override",
         ) from e
-    finally:
-        loader.dispose()
 
 
 def _not_a_mapping(item: str, walked: list[str], key: str, shown: str) -> ConfigLoadError:
@@ -477,6 +384,10 @@ def _apply_override(data: dict[str, Any], item: str, shown: str) -> None:
         )
     plus, key, text = match.groups()
     value = _override_value(text, item, shown)
+    try:
+        _check_plain(value, key, shown)  # the same values a file may hold: no !!binary, !!set
+    except ConfigLoadError as e:
+        raise ConfigLoadError(shown, f"override {key}: {e.reason}", kind="override") from e
     *parents, last = key.split(".")
     node: object = data
     walked: list[str] = []
@@ -524,8 +435,6 @@ def _apply_override(data: dict[str, Any], item: str, shown: str) -> None:
 
 # ------------------------------------------------------------------ interpolation
 
-_REFERENCE = re.compile(r"\$\{([^${}]*)\}")  # the innermost `${...}`; resolver calls hold ':'
-
 
 def _arithmetic(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def resolver(a: Any, b: Any) -> Any:
@@ -556,68 +465,6 @@ def register_resolvers() -> None:
             OmegaConf.register_resolver(name, fn)
 
 
-def _expanded_size(data: dict[str, Any], shown: str) -> int:
-    """An upper estimate of the characters in `data` once every `${ref}` is expanded.
-
-    Linear in the config's size (each node is measured once), so a chain of strings
-    each repeating the previous one ten times is refused before OmegaConf builds it.
-    """
-    memo: dict[tuple[str, ...], int] = {}
-    active: set[tuple[str, ...]] = set()
-
-    def lookup(path: tuple[str, ...]) -> object:
-        node: object = data
-        for part in path:
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
-
-    def target(ref: str, at: tuple[str, ...]) -> tuple[str, ...]:
-        dots = len(ref) - len(ref.lstrip("."))
-        parts = tuple(p for p in re.split(r"[.\[\]]+", ref[dots:]) if p)
-        if dots == 0:
-            return parts
-        return at[: max(len(at) - dots, 0)] + parts  # `.x` is a sibling, `..x` an uncle
-
-    def size(path: tuple[str, ...]) -> int:
-        if path in memo:
-            return memo[path]
-        if path in active:
-            return 0  # a cycle; OmegaConf reports it when resolving
-        active.add(path)
-        node = lookup(path)
-        total = 0
-        if isinstance(node, dict):
-            total = sum(size((*path, str(k))) + len(str(k)) for k in node)
-        elif isinstance(node, list):
-            total = sum(size((*path, str(i))) + 1 for i in range(len(node)))
-        elif isinstance(node, str):
-            total = len(node)
-            for match in _REFERENCE.finditer(node):
-                if ":" not in match.group(1):
-                    total += size(target(match.group(1).strip(), path))
-                if total > MAX_EXPANDED_CHARS:
-                    break
-        else:
-            total = len(str(node))
-        active.discard(path)
-        memo[path] = total
-        if total > MAX_EXPANDED_CHARS:
-            where = ".".join(path) or "the config"
-            raise ConfigLoadError(
-                shown,
-                f"interpolations in {where} would expand to over {MAX_EXPANDED_CHARS} characters",
-                kind="interpolation",
-            )
-        return total
-
-    return size(())
-
-
 def _interpolates(node: object) -> bool:
     if isinstance(node, dict):
         return any(_interpolates(v) for v in node.values())
@@ -630,9 +477,10 @@ def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:
     if not _interpolates(data):
         return copy.deepcopy(data)  # nothing for OmegaConf to do; it would only copy slowly
     register_resolvers()
-    _expanded_size(data, shown)
+    check_budget(data, shown)
     try:
-        resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
+        with within_time(shown):
+            resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
     except OmegaConfBaseException as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         key = getattr(e, "full_key", None)

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn, TextIO
 
+from nemo_rl.config.safe_read import ConfigLoadError, decode, parse_yaml, read_bytes
 from nemo_rl.config.sections import as_mapping, quant_cfg_of, worker_sections
-from nemo_rl.errors import WorkerConfigError
+from nemo_rl.errors import WorkerConfigError, one_line
 from nemo_rl.workers.registry import WorkerRegistry, default_registry
 from nemo_rl.workers.resolver import FIELD, Resolution, resolve_generation, resolve_policy
 
@@ -115,14 +116,13 @@ def _one_line(error: Exception) -> str:
 
 
 def _load(text: str) -> object:
-    """The data of a YAML text, read by PyYAML (libyaml when available) as OmegaConf reads it."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    """The data of a YAML text, read as the loader reads it, within the same guards
+    (depth, alias expansion, number sizes): a hostile file is refused before ruamel.yaml
+    or any walk over the data sees it."""
     try:
-        return yaml.load(text, Loader=loader)
-    except (yaml.YAMLError, ValueError) as e:
-        raise MigrationError(f"invalid YAML: {_one_line(e)}") from e
+        return parse_yaml(text, "")[1]
+    except ConfigLoadError as e:
+        raise MigrationError(e.reason) from e
 
 
 def _parse(text: str) -> tuple[_Map | None, object]:
@@ -133,11 +133,11 @@ def _parse(text: str) -> tuple[_Map | None, object]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    data = _load(text)
     try:
         root = YAML(typ="rt").compose(text)
-    except (YAMLError, ValueError) as e:
+    except (YAMLError, ValueError, RecursionError) as e:
         raise MigrationError(f"invalid YAML: {_one_line(e)}") from e
-    data = _load(text)
     if root is None:
         return None, data
     tree = _tree(root)
@@ -577,6 +577,7 @@ class FileReport:
     original: bytes = b""
     text: str | None = None  # the migrated text, when changed
     outdated_parents: tuple[Path, ...] = ()
+    identity: Identity | None = None  # of the file as read: replaced only while unchanged
 
     def new_bytes(self) -> bytes:
         """The bytes the file holds after migration (the original ones when unchanged)."""
@@ -587,18 +588,55 @@ _BOM = "\ufeff"
 
 
 def _read(path: Path) -> tuple[bytes, str]:
+    """Through the loader's guarded reader: regular files only, bounded size, no FIFO wait."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError as e:
-        raise MigrationError("no such file") from e
-    except IsADirectoryError as e:
-        raise MigrationError("is a directory") from e
-    except OSError as e:
-        raise MigrationError(f"cannot be read: {e.strerror or e}") from e
+        raw = read_bytes(path, str(path))
+        return raw, decode(raw, str(path))
+    except ConfigLoadError as e:
+        raise MigrationError(e.reason) from e
+
+
+Identity = tuple[int, int, int, int]
+"""(device, inode, size, modification time in ns) of a file."""
+
+
+def _identity(path: Path) -> Identity | None:
     try:
-        return raw, raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise MigrationError(f"is not UTF-8 text (byte offset {e.start})") from e
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def replace_refusal(report: FileReport, roots: Sequence[Path], named: set[Path]) -> str | None:
+    """Why `report.path` must not be replaced in place now, or None when it may be.
+
+    It must still be the file that was read (same inode, size, time and bytes: an edit or a
+    deletion made since is never overwritten or undone), and its real path must be a file
+    named on the command line or lie inside a folder that was (a symlink is never followed
+    out of the given roots).
+    """
+    real = _real(report.path)
+    if real not in named and not any(real.is_relative_to(root) for root in roots):
+        return f"is a symlink to {real}, outside the folders given; not rewritten"
+    now = _identity(report.path)
+    if now is None:
+        return "vanished since it was read; not recreated"
+    try:
+        same = now == report.identity and _read(report.path)[0] == report.original
+    except MigrationError:
+        same = False
+    if not same:
+        return "changed since it was read; not rewritten (run migrate again)"
+    return None
+
+
+def _real(path: Path) -> Path:
+    """`path.resolve()`; a symlink loop stays as written (reading it then fails, one line)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL in the name
+        return Path(os.path.abspath(path))
 
 
 def _defaults_of(root: _Map | None) -> list[str]:
@@ -618,6 +656,7 @@ def _parent_path(child: Path, entry: str) -> Path:
 @dataclass(frozen=True)
 class _Source:
     raw: bytes
+    identity: Identity | None
     text: str  # without a byte-order mark
     bom: bool
     root: _Map | None
@@ -633,13 +672,16 @@ class _Session:
         self.outdated: dict[Path, tuple[str, ...]] = {}
 
     def source(self, path: Path) -> _Source:
-        real = path.resolve()
+        real = _real(path)
         if real not in self.sources:
             try:
+                identity = _identity(path)
                 raw, text = _read(path)
+                if _identity(path) != identity:  # rewritten while being read
+                    raise MigrationError("changed while being read; run migrate again")
                 body = text.removeprefix(_BOM)
                 root, data = _parse(body)
-                self.sources[real] = _Source(raw, body, body != text, root, data)
+                self.sources[real] = _Source(raw, identity, body, body != text, root, data)
             except MigrationError as e:
                 self.sources[real] = e
         found = self.sources[real]
@@ -648,7 +690,7 @@ class _Session:
         return found
 
     def _schema_changes(self, path: Path, source: _Source) -> tuple[str, ...]:
-        real = path.resolve()
+        real = _real(path)
         if real not in self.outdated:
             migration = _migrate(source.text, source.root, source.data, explicit_workers=False,
                                  merged=None, registry=None)
@@ -659,13 +701,13 @@ class _Session:
         """Notes on the parents of `path` (the whole chain), and the outdated ones not given."""
         notes: list[str] = []
         outdated: list[Path] = []
-        seen = {path.resolve()}
+        seen = {_real(path)}
         todo = [_parent_path(path, e) for e in _defaults_of(source.root)]
         while todo:
             parent = todo.pop(0)
-            if parent.resolve() in seen:
+            if _real(parent) in seen:
                 continue
-            seen.add(parent.resolve())
+            seen.add(_real(parent))
             try:
                 found = self.source(parent)
                 changes = self._schema_changes(parent, found)
@@ -673,7 +715,7 @@ class _Session:
                 notes.append(f"parent {parent}: {e}")
                 continue
             todo.extend(_parent_path(parent, e) for e in _defaults_of(found.root))
-            if changes and parent.resolve() not in self.given:
+            if changes and _real(parent) not in self.given:
                 outdated.append(parent)
                 notes.append(f"parent {parent} still needs migrating ({'; '.join(changes)})")
         return notes, outdated
@@ -718,7 +760,7 @@ def plan_file(
     `given` are the files migrated together with this one: an outdated parent among
     them is not reported as still needing migration.
     """
-    session = _session or _Session({p.resolve() for p in given})
+    session = _session or _Session({_real(p) for p in given})
     notes: list[str] = []
     try:
         source = session.source(path)
@@ -737,10 +779,35 @@ def plan_file(
     notes.extend(parent_notes)
     if not migration.changed:
         return FileReport(path, "unchanged", notes=tuple(notes), original=source.raw,
+                          identity=source.identity,
                           outdated_parents=tuple(outdated))
     new_text = (_BOM if source.bom else "") + migration.text
     return FileReport(path, "changed", migration.changes, tuple(notes), original=source.raw,
+                      identity=source.identity,
                       text=new_text, outdated_parents=tuple(outdated))
+
+
+MAX_FOLDER_ENTRIES = 100_000
+"""Entries `migrate FOLDER` looks at before refusing the folder as too big to be a config tree."""
+
+
+def _config_files(folder: Path) -> list[Path]:
+    """*.yaml / *.yml regular files under `folder`, sorted; symlinked folders not entered,
+    unreadable ones skipped, and at most MAX_FOLDER_ENTRIES entries looked at (a link to `/`
+    must not walk the whole machine)."""
+    found: list[Path] = []
+    seen = 0
+    for top, dirs, names in os.walk(folder):
+        seen += len(dirs) + len(names)
+        if seen > MAX_FOLDER_ENTRIES:
+            raise MigrationError(
+                f"{folder} holds over {MAX_FOLDER_ENTRIES} entries; name the config files"
+            )
+        for name in names:
+            path = Path(top) / name
+            if path.suffix in CONFIG_SUFFIXES and path.is_file():
+                found.append(path)
+    return sorted(found)
 
 
 def expand_inputs(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
@@ -751,12 +818,11 @@ def expand_inputs(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
     files: dict[Path, tuple[Path, Path]] = {}  # by real path: a file named twice runs once
     for path in paths:
         if path.is_dir():
-            found = (p for p in path.rglob("*") if p.suffix in CONFIG_SUFFIXES and p.is_file())
-            pairs = [(p, path) for p in sorted(found)]
+            pairs = [(p, path) for p in _config_files(path)]
         else:
             pairs = [(path, path.parent)]
         for file, base in pairs:
-            files.setdefault(file.resolve(), (file, base))
+            files.setdefault(_real(file), (file, base))
     return list(files.values())
 
 
@@ -768,7 +834,7 @@ def migrate_paths(
 ) -> list[FileReport]:
     """Plan the migration of every file (folders are expanded); nothing is written."""
     files = [f for f, _ in expand_inputs(paths)]
-    session = _Session({f.resolve() for f in files})
+    session = _Session({_real(f) for f in files})
     return [plan_file(f, explicit_workers=explicit_workers, registry=registry, _session=session)
             for f in files]
 
@@ -778,7 +844,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
     A symlink is followed, so the link stays and its target is updated.
     """
-    path = path.resolve() if path.is_symlink() else path
+    path = _real(path) if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
@@ -841,16 +907,17 @@ def _destinations(
         return {inputs[0][0]: out}
     if single_file:
         return {inputs[0][0]: out / inputs[0][0].name}
-    bases = {base.resolve() for _, base in inputs}
+    bases = {_real(base) for _, base in inputs}
     common = Path(os.path.commonpath([str(b) for b in bases]))
-    return {f: out / f.resolve().relative_to(common) for f, _ in inputs}
+    return {f: out / _real(f).relative_to(common) for f, _ in inputs}
 
 
 def _show_report(report: FileReport, verb: str, out: TextIO, err: TextIO) -> None:
+    name = one_line(str(report.path))  # a file name may hold a newline
     if report.status == "error":
-        err.write(f"error: {report.path}: {report.error}\n")
+        err.write(f"error: {name}: {report.error}\n")
         return
-    out.write(f"{report.path}: {verb if report.status == 'changed' else 'unchanged'}\n")
+    out.write(f"{name}: {verb if report.status == 'changed' else 'unchanged'}\n")
     for change in report.changes:
         out.write(f"  {change}\n")
     for note in report.notes:
@@ -873,9 +940,14 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         err.write(f"nemo-rl-workers migrate: error: {e}\n")
         return 2
     configs: list[Path] = args.configs
-    inputs = expand_inputs(configs)
+    try:
+        inputs = expand_inputs(configs)
+    except MigrationError as e:
+        err.write(f"error: {one_line(str(e))}\n")
+        return 2
     if not inputs:
-        err.write("error: no config files found in " + ", ".join(map(str, configs)) + "\n")
+        names = ", ".join(one_line(str(c)) for c in configs)
+        err.write(f"error: no config files found in {names}\n")
         return 2
     reports = migrate_paths(configs, explicit_workers=args.explicit_workers)
     in_place: bool = args.in_place
@@ -886,13 +958,27 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         dests = _destinations(inputs, output, single)
     verb = "changed" if in_place or output is not None else "would change"
     shown: list[FileReport] = []
+    roots = [_real(c) for c in configs if c.is_dir()]
+    named = {_real(c) for c in configs if not c.is_dir()}
     for report in reports:
         if report.status != "error":
             try:
-                if in_place and report.text is not None:
+                refusal = (
+                    replace_refusal(report, roots, named)
+                    if in_place and report.text is not None else None
+                )
+                if refusal is not None:
+                    report = FileReport(report.path, "error", error=refusal)
+                elif in_place and report.text is not None:
                     write_atomic(report.path, report.new_bytes())
                 elif output is not None:
-                    write_atomic(dests[report.path], report.new_bytes())
+                    dest = dests[report.path]
+                    into = _real(output if output.is_dir() else output.parent)
+                    if dest.is_symlink() and not _real(dest).is_relative_to(into):
+                        report = FileReport(report.path, "error", error=(
+                            f"{dest} is a symlink to {_real(dest)}, outside {into}; not written"))
+                    else:
+                        write_atomic(dest, report.new_bytes())
             except OSError as e:
                 report = FileReport(report.path, "error", error=f"cannot be written: {e}")
         shown.append(report)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, cast
 
 from contracts.types import QuantizerStats
@@ -53,11 +54,22 @@ def _is_recipe_path(value: str) -> bool:
 
 
 def _load_recipe(value: str, path: str) -> tuple[dict[str, Any] | None, Problem | None]:
-    if not os.path.isfile(value):
+    if not os.path.lexists(value):  # a dangling link or a loop: the reader names it
         where = os.path.abspath(value)
         return None, _problem(
             path, value, f"{path}: the quantization recipe file {where} does not exist; set "
             f"{path} to {EXPECTED}."
+        )
+    from nemo_rl.config.safe_read import ConfigLoadError, parse_yaml, read_text
+
+    try:  # the guarded reader first: ModelOpt's own reader has no size, FIFO or alias limits
+        parse_yaml(read_text(Path(value), value), value)
+    except ConfigLoadError as error:
+        parsed = error.kind in ("yaml", "too-large", "not-utf8")
+        return None, _problem(
+            path, value, f"{path}: the quantization recipe {value} "
+            f"{'cannot be parsed' if parsed else 'cannot be used'} ({error.reason}); "
+            f"set {path} to {EXPECTED}."
         )
     from modelopt.recipe import load_config
 

@@ -1,7 +1,9 @@
 """`nemo-rl-workers`: resolve, check, verify and migrate worker configs from a shell or CI.
 
-Exit codes: 0 no problem, 1 problems found, 2 unusable input. Unusable input is
-always one line on stderr, never a traceback.
+Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
+130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
+never a traceback; an internal error (a bug) is one line naming the file that holds
+its traceback.
 """
 
 from __future__ import annotations
@@ -9,13 +11,22 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from nemo_rl.errors import one_line
+from nemo_rl.workers.output import SafeStream, silence_stdout
 from nemo_rl.workers.report import ConfigReport, render_text, report_json, use_color
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`); nothing more is written
+INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,8 +79,52 @@ def _parser() -> argparse.ArgumentParser:
 def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
+    """The command, with every stream made safe and a safety net under it."""
+    # SafeStream is a TextIOBase; the commands only write, print and ask isatty.
+    safe_out = cast(TextIO, SafeStream(out if out is not None else sys.stdout))
+    safe_err = cast(TextIO, SafeStream(err if err is not None else sys.stderr))
+    try:
+        code = _run(argv, safe_out, safe_err)
+        safe_out.flush()
+        safe_err.flush()
+        checked = sys.modules.get("nemo_rl.workers.contract_check")
+        if out is None and checked is not None and checked.ABANDONED:
+            # A verification still runs past its bound; interpreter shutdown could wait on
+            # it (an import lock, a non-daemon thread it started): end the process now.
+            os._exit(code)
+        return code
+    except BrokenPipeError:
+        if out is None:
+            silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("nemo-rl-workers: interrupted", file=safe_err)
+        return EXIT_INTERRUPTED
+    except BaseException as error:  # noqa: BLE001 - the safety net: a bug, reported as such
+        return _internal_error(error, safe_err)
+
+
+def _internal_error(error: BaseException, err: TextIO) -> int:
+    """One line naming the exception and the file holding its traceback; never a traceback."""
+    text = "".join(traceback.format_exception(error))
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix=INTERNAL_ERROR_PREFIX, suffix=".txt", delete=False, encoding="utf-8",
+            errors="backslashreplace",
+        ) as f:
+            f.write(text)
+        where = f"the traceback is in {f.name}"
+    except OSError as e:
+        where = f"the traceback could not be saved ({e.strerror or e})"
+    print(
+        f"nemo-rl-workers: internal error ({type(error).__name__}); {where}; "
+        "please report it with that file",
+        file=err,
+    )
+    return EXIT_INTERNAL
+
+
+def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["migrate"]:
         from nemo_rl.config.migrate import run_migrate
@@ -91,7 +146,8 @@ def main(
 def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
     for report in reports:
         if report.unusable is not None:
-            print(f"nemo-rl-workers: {report.config}: {report.unusable}", file=err)
+            print(f"nemo-rl-workers: {one_line(report.config)}: {one_line(report.unusable)}",
+                  file=err)
     if as_json:
         payload: dict[str, Any] = (
             report_json(reports[0])
@@ -138,7 +194,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from contracts import INIT_CALLS, PROTOCOLS
     from contracts import check as check_contract
-    from nemo_rl.workers.contract_check import import_class
+    from nemo_rl.workers.contract_check import import_class, isolated
     from nemo_rl.workers.fqn import fqn_problem
 
     protocol = PROTOCOLS.get(args.protocol)
@@ -153,36 +209,51 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if value is not None and (problem := fqn_problem(value, what)) is not None:
             print(f"nemo-rl-workers: {problem.message}", file=err)
             return EXIT_UNUSABLE
-    cls, failure = import_class(args.fqn, "FQN", "a class")
-    base, base_failure = import_class(args.base, "--base", "a class") if args.base else (None, None)
-    for found in (failure, base_failure):
-        if found is not None:  # (path, expected, given, message, rule)
-            print(f"nemo-rl-workers: {found[3]}", file=err)
-            return EXIT_UNUSABLE
-    assert cls is not None
     init_call = INIT_CALLS[args.role] if args.role else None
-    report = check_contract(cls, protocol, base=base, init_call=init_call)
-    if args.json:
-        json.dump(
-            {
-                "class": args.fqn,
-                "protocol": args.protocol,
-                "ok": report.ok,
-                "violations": [
-                    {"member": v.member, "rule": v.rule, "message": str(v)}
-                    for v in report.violations
-                ],
-                "skipped": list(report.skipped),
-            },
-            out,
-            indent=2,
+
+    def examine() -> tuple[str | None, dict[str, Any]]:
+        """Import and verify, as plain data: runs isolated, the class is untrusted code."""
+        cls, failure = import_class(args.fqn, "FQN", "a class")
+        base, base_failure = (
+            import_class(args.base, "--base", "a class") if args.base else (None, None)
         )
+        for found in (failure, base_failure):
+            if found is not None:  # (path, expected, given, message, rule)
+                return found[3], {}
+        assert cls is not None
+        report = check_contract(cls, protocol, base=base, init_call=init_call)
+        return None, {
+            "class": args.fqn,
+            "protocol": args.protocol,
+            "ok": bool(report.ok),
+            "violations": [
+                {"member": str(v.member), "rule": str(v.rule), "message": str(v)}
+                for v in report.violations
+            ],
+            "skipped": [str(note) for note in report.skipped],
+        }
+
+    done, why = isolated(examine)
+    if done is None:  # raised past the verifier, or still running at the time bound
+        message = f"{args.fqn} could not be verified against {args.protocol}: {why}"
+        failed: dict[str, Any] = {
+            "class": args.fqn, "protocol": args.protocol, "ok": False,
+            "violations": [{"member": "", "rule": "isolation", "message": message}],
+            "skipped": [],
+        }
+        done = None, failed
+    unusable, payload = done
+    if unusable is not None:
+        print(f"nemo-rl-workers: {unusable}", file=err)
+        return EXIT_UNUSABLE
+    if args.json:
+        json.dump(payload, out, indent=2)
         out.write("\n")
     else:
-        if report.ok:
+        if payload["ok"]:
             print(f"{args.fqn} implements {args.protocol}", file=out)
-        for violation in report.violations:
-            print(str(violation), file=out)
-        for note in report.skipped:
-            print(f"skipped: {note}", file=out)
-    return EXIT_OK if report.ok else EXIT_PROBLEMS
+        for violation in payload["violations"]:
+            print(one_line(violation["message"]), file=out)
+        for note in payload["skipped"]:
+            print(f"skipped: {one_line(note)}", file=out)
+    return EXIT_OK if payload["ok"] else EXIT_PROBLEMS

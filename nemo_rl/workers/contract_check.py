@@ -12,11 +12,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from contracts.init_call import InitCall
 from nemo_rl.errors import Problem
@@ -25,6 +27,14 @@ from nemo_rl.workers.resolver import FIELD, Resolution
 
 # A verification subprocess that takes longer than this is reported, not waited on.
 SUBPROCESS_TIMEOUT_S = 120.0
+
+# Importing and verifying a class in this process (the CLI, a driver-side check) runs its
+# code: a thread bounds it. NEMO_RL_VERIFY_TIMEOUT_S overrides the bound (tests use 2 s).
+VERIFY_TIMEOUT_S = 60.0
+ABANDONED: list[threading.Thread] = []
+"""Verification threads still running past their bound; the CLI exits without joining them."""
+
+T = TypeVar("T")
 
 # Problems cross the environment boundary as plain tuples of Problem's fields.
 ProblemFields = tuple[str, str, str, str, str]
@@ -131,20 +141,78 @@ def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
     return problems
 
 
+def describe(error: BaseException) -> str:
+    """`Type: message` of an exception from untrusted code, whose `__str__` may raise too."""
+    try:
+        name = type(error).__name__
+    except BaseException:  # noqa: BLE001 - a hostile metaclass
+        name = "an exception"
+    try:
+        text = str(error)
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        text = ""
+    return f"{name}: {text}" if text else name
+
+
+def verify_timeout_s() -> float:
+    try:
+        return float(os.environ.get("NEMO_RL_VERIFY_TIMEOUT_S", VERIFY_TIMEOUT_S))
+    except ValueError:
+        return VERIFY_TIMEOUT_S
+
+
+def isolated(fn: Callable[[], T], timeout_s: float | None = None) -> tuple[T | None, str]:
+    """`(fn(), "")`, or `(None, why)` when it raised anything (SystemExit and
+    KeyboardInterrupt included) or was still running after `timeout_s`.
+
+    It runs in a daemon thread: a hang (a `__wrapped__` cycle, an import that waits
+    forever) is abandoned, never waited on, and ends with the process.
+    """
+    bound = verify_timeout_s() if timeout_s is None else timeout_s
+    results: list[T] = []
+    failures: list[str] = []
+
+    def run() -> None:
+        try:
+            results.append(fn())
+        except BaseException as error:  # noqa: BLE001 - untrusted code; reported, not raised
+            failures.append(f"raised {describe(error)}")
+
+    thread = threading.Thread(target=run, name="nemo-rl-verify", daemon=True)
+    thread.start()
+    thread.join(bound)
+    if thread.is_alive():
+        ABANDONED.append(thread)
+        return None, f"did not finish within {bound:g} s (a hang, or an endless loop)"
+    if failures:
+        return None, failures[0]
+    return results[0], ""
+
+
 def import_class(fqn: str, path: str, expected: str) -> tuple[type | None, ProblemFields | None]:
     module_name, _, attr = fqn.rpartition(".")
     try:
         module = importlib.import_module(module_name)
-    except Exception as err:  # ImportError and whatever the module raises while importing
+    except BaseException as err:  # noqa: BLE001 - whatever the module raises, SystemExit too
         return None, (
             path,
             expected,
             fqn,
             f"{path}={fqn} cannot be imported: importing {module_name} raised "
-            f"{type(err).__name__}: {err}",
+            f"{describe(err)}",
             "import",
         )
-    obj = getattr(module, attr, None)
+    try:
+        obj = getattr(module, attr, None)
+    except BaseException as err:  # noqa: BLE001 - a module __getattr__ that raises
+        return None, (
+            path,
+            expected,
+            fqn,
+            f"{path}={fqn} cannot be imported: looking up {attr!r} in {module_name} raised "
+            f"{describe(err)}",
+            "import",
+        )
     if not isinstance(obj, type):
         what = "has no attribute" if obj is None else f"has {type(obj).__name__} (not a class) at"
         return None, (
@@ -205,9 +273,20 @@ def problems_in_subprocess(check: WorkerCheck, env: ActorEnvironment) -> list[Pr
 def resolution_problems(resolution: Resolution, section: Mapping[str, Any]) -> list[Problem]:
     """Verify a resolution's class where it lives, without Ray (the CLI's path)."""
     check = WorkerCheck.of(resolution, section)
-    if resolution.env.is_driver:
-        return [Problem(*fields) for fields in check_worker_class(check)]
-    return problems_in_subprocess(check, resolution.env)
+    if not resolution.env.is_driver:
+        return problems_in_subprocess(check, resolution.env)
+    found, why = isolated(lambda: check_worker_class(check))
+    if found is None:
+        return [
+            Problem(
+                check.field_path,
+                check.expected,
+                check.fqn,
+                f"{check.field_path}={check.fqn} could not be verified: verifying it {why}.",
+                rule="isolation",
+            )
+        ]
+    return [Problem(*fields) for fields in found]
 
 
 def _main() -> int:

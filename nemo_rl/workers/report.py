@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from nemo_rl.errors import Problem
+from nemo_rl.errors import Problem, one_line
 from nemo_rl.workers.resolver import Resolution
 
 
@@ -107,9 +107,9 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
 
 def render_text(report: ConfigReport, *, color: bool) -> str:
     style = _Style(color)
-    out = [style.bold(report.config)]
+    out = [style.bold(one_line(report.config))]  # a file name may hold a newline
     if report.unusable is not None:
-        out.append("  " + style.red(f"error: {report.unusable}"))
+        out.append("  " + style.red(f"error: {one_line(report.unusable)}"))
         return "\n".join(out)
     if report.workers:
         rows = [
@@ -128,9 +128,9 @@ def render_text(report: ConfigReport, *, color: bool) -> str:
         header = ["section", "backend", "quant", "rule", "source", "protocol", "env", "worker"]
         out.extend("  " + line for line in table(rows, header))
     for text in report.warnings:
-        out.append("  " + style.yellow(f"warning: {text}"))
+        out.append("  " + style.yellow(f"warning: {one_line(text)}"))
     for note in report.skipped:
-        out.append(f"  skipped: {note}")
+        out.append(f"  skipped: {one_line(note)}")
     for problem in report.problems:
         out.append("  " + style.red(f"problem: {problem}"))
     if not report.problems:

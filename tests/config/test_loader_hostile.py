@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl.config.loader import MAX_FILE_BYTES, ConfigLoadError, load_config
+from nemo_rl.config.safe_read import MAX_YAML_DEPTH
 
 
 def write(path: Path, text: str) -> Path:
@@ -54,7 +55,23 @@ def test_interpolation_bomb(tmp_path: Path) -> None:
     lines += [f'a{i}: "' + f"${{a{i - 1}}}" * 10 + '"' for i in range(1, 12)]
     err = load_error(write(tmp_path / "ibomb.yaml", "\n".join(lines) + "\n"))
     assert err.kind == "interpolation"
-    assert "would expand to over" in err.reason
+    # Ten references a line: the evaluations pass their budget before the characters do.
+    assert "would evaluate over 20000 interpolations and resolver calls" in err.reason
+
+
+def test_interpolation_size_bomb(tmp_path: Path) -> None:
+    lines = ["a0: " + "x" * 1_000_000, "a1: " + "${a0}" * 10]
+    err = load_error(write(tmp_path / "wide.yaml", "\n".join(lines) + "\n"))
+    assert err.kind == "interpolation"
+    assert "interpolations in a1 would expand to over 8388608 characters" in err.reason
+
+
+@pytest.mark.parametrize("call", ["${oc.select:a%d}", "${oc.select:a%d,0}", "${oc.decode:${a%d}}"])
+def test_resolver_calls_count_in_the_budget(tmp_path: Path, call: str) -> None:
+    lines = ["a0: x"] + [f"a{i}: '" + (call % (i - 1)) * 8 + "'" for i in range(1, 8)]
+    err = load_error(write(tmp_path / "calls.yaml", "\n".join(lines) + "\n"))
+    assert err.kind == "interpolation"
+    assert "interpolations and resolver calls" in err.reason
 
 
 def test_arithmetic_resolvers_refuse_huge_integers(tmp_path: Path) -> None:
@@ -166,7 +183,7 @@ def test_block_nesting_too_deep_for_python(tmp_path: Path) -> None:
     text = "".join(" " * i + f"k{i}:\n" for i in range(990)) + " " * 990 + "leaf: 1\n"
     err = load_error(write(tmp_path / "deep.yaml", text))
     assert err.kind == "yaml"
-    assert err.reason == "is nested too deeply"
+    assert err.reason == f"is nested more than {MAX_YAML_DEPTH} levels deep"
 
 
 def test_defaults_fan_out_is_bounded(tmp_path: Path) -> None:
@@ -186,3 +203,23 @@ def test_defaults_chain_depth_is_bounded(tmp_path: Path) -> None:
     err = load_error(tmp_path / "c0.yaml")
     assert err.kind == "too-deep"
     assert err.reason == "defaults nest more than 32 files deep"
+
+
+def test_resolving_is_bounded_in_time() -> None:
+    from nemo_rl.config.interpolation import within_time
+
+    with pytest.raises(ConfigLoadError, match=r"^c.yaml: interpolations took over 0.2 s"):
+        with within_time("c.yaml", 0.2):
+            while True:  # stands for a resolution the budget did not foresee
+                pass
+
+
+def test_environment_values_are_redacted_once_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nemo_rl.config.interpolation import redact
+
+    monkeypatch.setenv("NEMO_RL_TEST_TOKEN", "s3cr3t-value")
+    config = load_config(write(tmp_path / "c.yaml", "a: ${oc.env:NEMO_RL_TEST_TOKEN}\n"))
+    assert config == {"a": "s3cr3t-value"}
+    assert redact("given s3cr3t-value.") == "given <redacted $NEMO_RL_TEST_TOKEN>."

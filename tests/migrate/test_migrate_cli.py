@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import os
 import stat
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -242,3 +244,81 @@ def test_a_file_named_twice_is_migrated_once(tmp_path: Path) -> None:
     code, out, _ = run(tmp_path, old, "--in-place")
     assert code == 0
     assert out.endswith("1 changed, 0 unchanged, 0 failed\n")
+
+
+# Faults injected on purpose: a user (or another tool) edits or deletes a file between the
+# moment migrate reads it and the moment it would replace it.
+def _edit_after_planning(monkeypatch: pytest.MonkeyPatch, fault: Callable[[Path], object]) -> None:
+    import nemo_rl.config.migrate as migrate
+
+    planned = migrate.migrate_paths
+
+    def plan_then_fault(paths: Iterable[Path], **kwargs: Any) -> list[FileReport]:
+        reports = planned(paths, **kwargs)
+        for report in reports:
+            fault(report.path)
+        return reports
+
+    monkeypatch.setattr(migrate, "migrate_paths", plan_then_fault)
+
+
+def test_an_edit_made_while_migrating_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = write(tmp_path / "old.yaml", OLD)
+    edited = OLD + "# edited meanwhile\n"
+    _edit_after_planning(monkeypatch, lambda p: p.write_text(edited))
+    code, out, err = run(old, "--in-place")
+    assert code == 2
+    assert err == f"error: {old}: changed since it was read; not rewritten (run migrate again)\n"
+    assert old.read_text() == edited
+
+
+def test_a_file_deleted_while_migrating_is_not_recreated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = write(tmp_path / "old.yaml", OLD)
+    _edit_after_planning(monkeypatch, lambda p: p.unlink())
+    code, _, err = run(old, "--in-place")
+    assert code == 2
+    assert err == f"error: {old}: vanished since it was read; not recreated\n"
+    assert not old.exists()
+
+
+def test_a_file_replaced_by_the_same_bytes_is_still_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another inode (an editor's save-by-rename) is another file, even with equal bytes."""
+    old = write(tmp_path / "old.yaml", OLD)
+
+    def save_by_rename(path: Path) -> None:
+        write(path.with_name("tmp.yaml"), OLD).replace(path)
+
+    _edit_after_planning(monkeypatch, save_by_rename)
+    code, _, err = run(old, "--in-place")
+    assert code == 2 and "changed since it was read" in err
+    assert old.read_text() == OLD
+
+
+def test_a_symlink_out_of_the_folder_is_not_followed(tmp_path: Path) -> None:
+    outside = write(tmp_path / "outside" / "target.yaml", OLD)
+    inside = write(tmp_path / "d" / "own.yaml", OLD)
+    (tmp_path / "d" / "link.yaml").symlink_to(outside)
+    code, _, err = run(tmp_path / "d", "--in-place")
+    assert code == 2
+    assert err == (f"error: {tmp_path / 'd' / 'link.yaml'}: is a symlink to {outside}, "
+                   "outside the folders given; not rewritten\n")
+    assert outside.read_text() == OLD
+    assert inside.read_text() == NEW
+
+
+def test_a_symlink_in_the_output_folder_is_not_followed_out_of_it(tmp_path: Path) -> None:
+    old = write(tmp_path / "in" / "old.yaml", OLD)
+    victim = write(tmp_path / "elsewhere" / "victim.yaml", CLEAN)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.yaml").symlink_to(victim)
+    code, _, err = run(tmp_path / "in", "-o", tmp_path / "out")
+    assert code == 2
+    assert f"is a symlink to {victim}, outside {tmp_path / 'out'}; not written" in err
+    assert victim.read_text() == CLEAN
+    assert old.read_text() == OLD
