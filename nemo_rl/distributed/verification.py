@@ -20,6 +20,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +65,8 @@ class VerificationRun:
     fqn: str
     where: Where
     passed: bool
+    # Wall time of the check as the driver waited for it (task dispatch included).
+    seconds: float = 0.0
 
 
 _lock = threading.Lock()
@@ -125,6 +128,7 @@ def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
     with _lock:
         cached = _cache.get(key)
         if cached is None:
+            start = time.perf_counter()
             where: Where | None
             if env.is_driver:
                 fields, where = checked_here(check)
@@ -133,7 +137,8 @@ def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
             cached = tuple(Problem(*f) for f in fields)
             _cache[key] = cached
             if where is not None:
-                _report.append(VerificationRun(CONTRACT, check.fqn, where, not cached))
+                _report.append(VerificationRun(CONTRACT, check.fqn, where, not cached,
+                                               time.perf_counter() - start))
     raise_if_any(cached)
 
 
@@ -187,6 +192,7 @@ def _probe_actors(
         for node in nodes
     ]
     interpreter = (runtime_env or {}).get("py_executable", sys.executable)
+    start = time.perf_counter()
     try:
         answers: list[tuple[str | None, str, Where]] = ray.get(refs, timeout=timeout)
     except (GetTimeoutError, RayError) as err:
@@ -198,10 +204,11 @@ def _probe_actors(
             f"import {module} failed: {type(err).__name__}: {_last_line(str(err))}",
             rule="environment",
         ),)
+    seconds = time.perf_counter() - start
     importable_at = _verified_where(fqn)
     problems: list[Problem] = []
     for origin, why, where in answers:
-        _report.append(VerificationRun(ACTORS_IMPORT, fqn, where, origin is not None))
+        _report.append(VerificationRun(ACTORS_IMPORT, fqn, where, origin is not None, seconds))
         if origin is None:
             problems.append(Problem(
                 path, f"a class its actors can import on node {where.node}", fqn,
