@@ -142,9 +142,10 @@ def test_missing_interpreter_fails_fast_naming_the_worker(ray_cluster: None) -> 
     env = ActorEnvironment("gone", py_executable="/nonexistent/venv/bin/python")
     resolution, section = resolution_in(env, MissingMethodWorker)
     start = time.monotonic()
-    with pytest.raises(WorkerConfigError) as info:
+    with allocates_nothing(), pytest.raises(WorkerConfigError) as info:
         verify_worker_class(resolution, section, role_init=POLICY_INIT)
     assert time.monotonic() - start < 5
+    assert verification_report() == ()  # no check could run: none is recorded
     (problem,) = info.value.problems
     assert problem.path == FIELD
     assert fqn_of(MissingMethodWorker) in problem.message
