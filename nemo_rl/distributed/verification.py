@@ -65,8 +65,10 @@ class VerificationRun:
     fqn: str
     where: Where
     passed: bool
-    # Wall time of the check as the driver waited for it (task dispatch included).
+    # Wall time of the check as the driver waited for it (task dispatch included) ...
     seconds: float = 0.0
+    # ... and of the check alone, timed in the process where it ran.
+    ran_s: float = 0.0
 
 
 _lock = threading.Lock()
@@ -107,9 +109,12 @@ def verify_worker_class(
     verify_check(check, resolution.env)
 
 
-def checked_here(check: WorkerCheck) -> tuple[list[ProblemFields], Where]:
-    """The contract check, stamped with the process it ran in (the driver, or a Ray task)."""
-    return check_worker_class(check), Where.here()
+def checked_here(check: WorkerCheck) -> tuple[list[ProblemFields], Where, float]:
+    """The contract check, stamped with the process it ran in (the driver, or a Ray task)
+    and timed there."""
+    start = time.perf_counter()
+    fields = check_worker_class(check)
+    return fields, Where.here(), time.perf_counter() - start
 
 
 def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
@@ -131,14 +136,14 @@ def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
             start = time.perf_counter()
             where: Where | None
             if env.is_driver:
-                fields, where = checked_here(check)
+                fields, where, ran_s = checked_here(check)
             else:
-                fields, where = _check_in_environment(check, env)
+                fields, where, ran_s = _check_in_environment(check, env)
             cached = tuple(Problem(*f) for f in fields)
             _cache[key] = cached
             if where is not None:
                 _report.append(VerificationRun(CONTRACT, check.fqn, where, not cached,
-                                               time.perf_counter() - start))
+                                               time.perf_counter() - start, ran_s))
     raise_if_any(cached)
 
 
@@ -161,17 +166,19 @@ def verify_actors_can_import(
     raise_if_any(cached)
 
 
-def find_module_here(module: str) -> tuple[str | None, str, Where]:
-    """(origin, or None when not found; why not; where asked), in this process."""
+def find_module_here(module: str) -> tuple[str | None, str, Where, float]:
+    """(origin, or None when not found; why not; where asked; seconds), in this process."""
     import importlib.util
 
+    start = time.perf_counter()
     try:
         spec = importlib.util.find_spec(module)
     except Exception as err:  # a parent package that fails to import, a bad name
-        return None, f"{type(err).__name__}: {err}", Where.here()
+        return None, f"{type(err).__name__}: {err}", Where.here(), time.perf_counter() - start
     if spec is None:
-        return None, f"no module named {module!r} on its path", Where.here()
-    return spec.origin or "(namespace package)", "", Where.here()
+        why = f"no module named {module!r} on its path"
+        return None, why, Where.here(), time.perf_counter() - start
+    return spec.origin or "(namespace package)", "", Where.here(), time.perf_counter() - start
 
 
 def _probe_actors(
@@ -194,7 +201,7 @@ def _probe_actors(
     interpreter = (runtime_env or {}).get("py_executable", sys.executable)
     start = time.perf_counter()
     try:
-        answers: list[tuple[str | None, str, Where]] = ray.get(refs, timeout=timeout)
+        answers: list[tuple[str | None, str, Where, float]] = ray.get(refs, timeout=timeout)
     except (GetTimeoutError, RayError) as err:
         for ref in refs:
             ray.cancel(ref, force=True)
@@ -207,8 +214,10 @@ def _probe_actors(
     seconds = time.perf_counter() - start
     importable_at = _verified_where(fqn)
     problems: list[Problem] = []
-    for origin, why, where in answers:
-        _report.append(VerificationRun(ACTORS_IMPORT, fqn, where, origin is not None, seconds))
+    for origin, why, where, ran_s in answers:
+        _report.append(
+            VerificationRun(ACTORS_IMPORT, fqn, where, origin is not None, seconds, ran_s)
+        )
         if origin is None:
             problems.append(Problem(
                 path, f"a class its actors can import on node {where.node}", fqn,
@@ -230,7 +239,7 @@ def _verified_where(fqn: str) -> str:
 
 def _check_in_environment(
     check: WorkerCheck, env: ActorEnvironment
-) -> tuple[list[ProblemFields], Where | None]:
+) -> tuple[list[ProblemFields], Where | None, float]:
     """One CPU-only Ray task in the class's environment; bounded by a timeout."""
     import ray
     from ray.exceptions import GetTimeoutError, RayError
@@ -242,23 +251,23 @@ def _check_in_environment(
                  executable,
                  f"{path}={check.fqn} runs in environment {env.name!r}, whose interpreter "
                  f"{executable} does not exist or is not executable; install the environment "
-                 "or fix its registration.", "environment")], None
+                 "or fix its registration.", "environment")], None, 0.0
     timeout = _timeout_s()
     task = ray.remote(num_cpus=0, max_retries=0)(checked_here)
     ref = task.options(runtime_env={"py_executable": executable}).remote(check)
     try:
-        result: tuple[list[ProblemFields], Where] = ray.get(ref, timeout=timeout)
+        result: tuple[list[ProblemFields], Where, float] = ray.get(ref, timeout=timeout)
     except GetTimeoutError:
         ray.cancel(ref, force=True)
         return [(path, f"a worker environment that starts within {timeout:.0f}s", executable,
                  f"verifying {path}={check.fqn} in environment {env.name!r} ({executable}) did "
                  f"not finish within {timeout:.0f}s; check that the interpreter exists on every "
                  f"node and has nemo_rl installed (raise {VERIFY_TIMEOUT_ENV} if it is slow).",
-                 "environment")], None
+                 "environment")], None, 0.0
     except RayError as err:
         return [(path, f"a working Python environment {env.name!r}", executable,
                  f"verifying {path}={check.fqn} in environment {env.name!r} ({executable}) "
-                 f"failed: {type(err).__name__}: {_last_line(str(err))}", "environment")], None
+                 f"failed: {type(err).__name__}: {_last_line(str(err))}", "environment")], None, 0.0
     return result
 
 
