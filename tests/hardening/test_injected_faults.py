@@ -26,7 +26,6 @@ from nemo_rl.distributed.inventory import ray_record, ray_resources_snapshot
 from nemo_rl.distributed.verification import VERIFY_TIMEOUT_ENV, clear_verification_cache
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import WorkerStartupError
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.workers.registry import ActorEnvironment, WorkerRegistry
 from tests.hardening.fault_workers import (
@@ -39,7 +38,7 @@ from tests.hardening.fault_workers import (
     hardening_registry,
 )
 from tests.ray.fault_workers import fqn_of
-from tests.ray.observed import allocates_nothing, control_start_is_seen
+from tests.ray.observed import refused_cleanly
 
 pytestmark = pytest.mark.ray
 
@@ -75,19 +74,6 @@ def fails_cleanly(
     created = ray_record().since(record_before)
     assert created.actors and created.placement_groups, "the fault struck before allocation"
     assert section == section_before
-    return info.value
-
-
-def refused_cleanly(
-    start: Callable[[], object], section: dict[str, Any], cluster: RayVirtualCluster
-) -> WorkerConfigError:
-    """Run `start`, which must be refused before creating anything, config unchanged; then
-    the positive control on the same cluster."""
-    section_before = copy.deepcopy(section)
-    with allocates_nothing(), pytest.raises(WorkerConfigError) as info:
-        start()
-    assert section == section_before
-    control_start_is_seen(cluster)
     return info.value
 
 

@@ -9,12 +9,17 @@ Live counts cannot tell "allocated nothing" from "allocated, then tore it all do
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import copy
+from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
+from typing import Any
+
+import pytest
 
 from nemo_rl.distributed.inventory import ray_record, ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import RayWorkerBuilder, RayWorkerGroup
+from nemo_rl.errors import WorkerConfigError
 from nemo_rl.workers.registry import DRIVER_ENV
 from tests.ray.light_workers import LightPolicyWorker
 
@@ -47,3 +52,16 @@ def control_start_is_seen(cluster: RayVirtualCluster) -> None:
     assert [d.split()[:2] for d in created.actors.values()] == [["WorkerHost", "'control-0'"]]
     assert len(created.placement_groups) == len(cluster.bundle_ct_per_node_list)
     assert ray_resources_snapshot() == live_before  # what the old live counts could see
+
+
+def refused_cleanly(
+    make: Callable[[], object], config: Mapping[str, Any], cluster: RayVirtualCluster
+) -> WorkerConfigError:
+    """Run `make`, which must raise WorkerConfigError having created nothing on Ray, ever,
+    and left `config` as it was; then the positive control on `cluster`."""
+    config_before = copy.deepcopy(config)
+    with allocates_nothing(), pytest.raises(WorkerConfigError) as info:
+        make()
+    assert config == config_before
+    control_start_is_seen(cluster)
+    return info.value
