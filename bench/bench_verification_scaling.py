@@ -3,22 +3,25 @@
 Each start is a real `RayWorkerGroup` of one light class (`tests.ray.light_workers`: no
 torch, 0.01 CPU per bundle) on a local Ray cluster, with the verification cache cleared
 first, as in a fresh driver; once with the class in the driver's environment (checked
-in-process) and once in a second environment (its own interpreter and prefix; checked by
-one Ray task there). Every figure is measured: the start's wall time, the checks that
-ran as recorded by the checks themselves (`verification_report`: kind, interpreter,
-process, node), each check's time where it ran and as the start waited for it (task
-dispatch and worker-process start included), and the actors Ray recorded for the start
-(`ray_record`, dead ones included).
+in-process; the class module already imported) and once in a second environment (its own
+interpreter and prefix, a new one per start so no warm worker process is reused; checked
+by one Ray task there, which imports the class first). Every figure is measured: the
+start's wall time, the checks that ran as recorded by the checks themselves
+(`verification_report`: kind, interpreter, process, node), each check's time where it ran
+and as the start waited for it (task dispatch and worker-process start included), and the
+actors Ray recorded for the start (`ray_record`, dead ones included).
 Run with `python -m bench.bench_verification_scaling`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +73,10 @@ def start_once(env: ActorEnvironment, workers: int) -> dict[str, Any]:
     }
 
 
-def measure(env: ActorEnvironment, workers: int) -> dict[str, Any]:
-    samples = [start_once(env, workers) for _ in range(RUNS)]
+def measure(name: str, fresh_env: Callable[[], ActorEnvironment], workers: int) -> dict[str, Any]:
+    samples = [start_once(fresh_env(), workers) for _ in range(RUNS)]
     return {
-        "env": env.name,
+        "env": name,
         "workers": workers,
         "actors_started": samples[-1]["actors"],
         "start_s": round(statistics.median(s["start_s"] for s in samples), 3),
@@ -92,10 +95,19 @@ def main() -> dict[str, object]:
     """Start groups of 1, 8 and 32 light actors in two environments; print and return it."""
     rows: list[dict[str, Any]] = []
     with local_ray(), tempfile.TemporaryDirectory() as tmp:
-        second = ActorEnvironment("second", make_second_env(Path(tmp) / "second"))
-        for env in (DRIVER_ENV, second):
-            start_once(env, 1)  # the first start imports and spawns: not in the figures
-            rows += [measure(env, n) for n in WORKERS]
+        made = itertools.count()
+
+        def fresh_second() -> ActorEnvironment:
+            # A new interpreter path per start: Ray cannot reuse a warm worker process
+            # (with the class imported and its verdict cached), as after a fresh install.
+            return ActorEnvironment("second", make_second_env(Path(tmp) / f"second{next(made)}"))
+
+        envs: dict[str, Callable[[], ActorEnvironment]] = {
+            "driver": lambda: DRIVER_ENV, "second": fresh_second,
+        }
+        for name, fresh_env in envs.items():
+            start_once(fresh_env(), 1)  # the first start imports and spawns: not in the figures
+            rows += [measure(name, fresh_env, n) for n in WORKERS]
     for row in rows:
         first = next(r for r in rows if r["env"] == row["env"])
         row["contract_vs_1_worker"] = round(

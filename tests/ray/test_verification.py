@@ -27,7 +27,12 @@ from nemo_rl.errors import WorkerConfigError
 from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment
 from nemo_rl.workers.resolver import Resolution, resolve_policy
 from tests.ray.fault_workers import MissingMethodWorker, fault_registry, fqn_of
-from tests.ray.observed import LIGHT_FQN, allocates_nothing, light_builder
+from tests.ray.observed import (
+    LIGHT_FQN,
+    allocates_nothing,
+    control_start_is_seen,
+    light_builder,
+)
 from tests.ray.second_env import make_second_env
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
@@ -132,6 +137,7 @@ def test_other_environment_is_checked_there_once(ray_cluster: None, second_pytho
     assert run.where.interpreter == second_python
     assert run.where.pid != os.getpid()
     assert run.where.node == Where.here().node  # the one node of the local cluster
+    control_start_is_seen(RayVirtualCluster([1], use_gpus=False, name="verification-control"))
     assert any("PolicyWorker.get_logprobs" in p.message for p in info.value.problems)
     assert {p.given for p in info.value.problems} == {fqn_of(MissingMethodWorker)}
 
@@ -146,6 +152,7 @@ def test_missing_interpreter_fails_fast_naming_the_worker(ray_cluster: None) -> 
         verify_worker_class(resolution, section, role_init=POLICY_INIT)
     assert time.monotonic() - start < 5
     assert verification_report() == ()  # no check could run: none is recorded
+    control_start_is_seen(RayVirtualCluster([1], use_gpus=False, name="verification-control"))
     (problem,) = info.value.problems
     assert problem.path == FIELD
     assert fqn_of(MissingMethodWorker) in problem.message
