@@ -49,7 +49,7 @@ BENCHES = (
     Bench("4. Driver weight", "bench_driver_weight", bench_driver_weight.main),
     Bench("5. Corpus throughput", "bench_corpus", bench_corpus.main),
     Bench("2. Verification does not grow with workers", "bench_verification_scaling",
-          bench_verification_scaling.main),
+          bench_verification_scaling.main, needs_ray=True),
     Bench("1. Refusal vs allocation", "bench_refusal", bench_refusal.main, needs_ray=True),
 )
 

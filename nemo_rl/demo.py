@@ -4,8 +4,9 @@
 2. Start the policy (2 workers, ModelOpt INT8) and vLLM generation (model loading
    deferred without vLLM/CUDA) worker groups, after verifying each class once.
 3. Train two steps and print the losses, then the quantizer statistics.
-4. Show the mismatched config refused before allocation: no new actor, no new
-   placement group.
+4. Show the mismatched config refused before allocation: Ray's record (dead actors
+   and removed placement groups included) holds nothing it created; step 2's starts
+   are in the same record.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from contracts.types import TrainBatch
 from nemo_rl.config.loader import load_config
-from nemo_rl.distributed.inventory import ray_resources_snapshot
+from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.workers.resolver import resolve_config
 
@@ -31,6 +32,35 @@ def _batch(rows: int, vocab: int, seed: int) -> TrainBatch:
     return TrainBatch(
         input_ids=[[rng.randrange(vocab) for _ in range(rng.randint(6, 12))] for _ in range(rows)]
     )
+
+
+def refused_before_allocation(mismatched_path: Path, bundles: list[int]) -> bool:
+    """Step 4: the mismatched config is refused, and Ray's own record (which keeps dead
+    actors and removed placement groups) shows the refusal never created anything."""
+    from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
+    from nemo_rl.models.policy.lm_policy import Policy
+
+    print(f"\n== 4. {mismatched_path.name} is refused before allocation")
+    mismatched = load_config(mismatched_path)
+    rejected_cluster = RayVirtualCluster(bundles, use_gpus=False, name="demo-rejected")
+    before = ray_record()
+    try:
+        accepted = Policy(rejected_cluster, mismatched["policy"], name_prefix="demo_rejected")
+    except WorkerConfigError as err:
+        for problem in err.problems:
+            print(f"  WorkerConfigError [{problem.rule}] {problem.path}\n"
+                  f"    expected: {problem.expected}\n    given:    {problem.given}\n"
+                  f"    {problem.message}")
+    else:
+        accepted.shutdown()
+        print("  unexpectedly accepted")
+        return False
+    finally:
+        rejected_cluster.shutdown()
+    created = ray_record().since(before)
+    print(f"  created on Ray by the refusal (its record, dead and removed included): "
+          f"{created.describe()}")
+    return created.empty
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import ray
 
-    from nemo_rl.distributed.verification import verification_runs
+    from nemo_rl.distributed.verification import verification_report, verification_runs
     from nemo_rl.distributed.virtual_cluster import RayVirtualCluster, init_ray
     from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
     from nemo_rl.models.policy.lm_policy import Policy
@@ -69,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     generation: VllmGeneration | None = None
     try:
         print(f"\n== 2. start the worker groups on a CPU cluster of {bundles} bundle(s)")
+        before_starts = ray_record()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             policy = Policy(policy_cluster, config["policy"], name_prefix="demo_policy")
@@ -80,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  policy:     {policy.world_size} x {policy.fqn}")
         print(f"  generation: {generation.worker_group.world_size} x {generation.fqn} "
               f"({generation.mode}, deferred={generation.deferred})")
-        print(f"  verification runs: {verification_runs()} (one per class, not per actor)")
+        print(f"  created on Ray by these starts: {ray_record().since(before_starts).describe()}")
+        print(f"  verification runs: {verification_runs()} (one per class, not per actor):")
+        for run in verification_report():
+            print(f"    {run.kind} check of {run.fqn.rpartition('.')[2]} ran in {run.where}")
         print(f"  written back: policy.worker_extension_cls_fqn = "
               f"{config['policy']['worker_extension_cls_fqn']}")
         engine = generation.get_engine_args()
@@ -97,26 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         print("  quantizer stats (summed over workers): "
               + ", ".join(f"{k}={v}" for k, v in stats.items()))
 
-        print(f"\n== 4. {Path(args.mismatched).name} is refused before allocation")
-        mismatched = load_config(args.mismatched)
-        rejected_cluster = RayVirtualCluster(bundles, use_gpus=False, name="demo-rejected")
-        before = ray_resources_snapshot()
-        try:
-            Policy(rejected_cluster, mismatched["policy"], name_prefix="demo_rejected")
-        except WorkerConfigError as err:
-            for problem in err.problems:
-                print(f"  WorkerConfigError [{problem.rule}] {problem.path}\n"
-                      f"    expected: {problem.expected}\n    given:    {problem.given}\n"
-                      f"    {problem.message}")
-        else:
-            print("  unexpectedly accepted")
+        if not refused_before_allocation(Path(args.mismatched), bundles):
             return 1
-        finally:
-            rejected_cluster.shutdown()
-        after = ray_resources_snapshot()
-        print(f"  named actors {before[0]} -> {after[0]}, placement groups "
-              f"{before[1]} -> {after[1]} ({after[0] - before[0]} new actors, "
-              f"{after[1] - before[1]} new placement groups)")
     finally:
         for group in (generation, policy):
             if group is not None:

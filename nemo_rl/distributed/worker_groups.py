@@ -1,10 +1,10 @@
 """Worker groups: named Ray actors hosting one verified worker class, one per bundle.
 
-The order is fixed: verify the class in its environment (once per class, cached), then
-reserve placement groups, then create actors `<name_prefix>-<rank>`, then wait until each
-answers `is_alive`. If anything fails after the first reservation, everything this group
-created is torn down before the error is raised, so a failed start leaves no actor and no
-placement group behind.
+The order is fixed: verify the class in its environment and check that the actors'
+environment can import it (each once per class, cached), then reserve placement groups,
+then create actors `<name_prefix>-<rank>`, then wait until each answers `is_alive`. If
+anything fails after the first reservation, everything this group created is torn down
+before the error is raised, so a failed start leaves no actor and no placement group behind.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from contracts.calltime import call_contracts_enabled, enforce_calls
 from contracts.init_call import InitCall
 from contracts.protocols import PROTOCOLS
 from nemo_rl.distributed.rendezvous import TIMEOUT_ENV, rendezvous_env
-from nemo_rl.distributed.verification import verify_check
+from nemo_rl.distributed.verification import verify_actors_can_import, verify_check
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster, rendezvous_address
 from nemo_rl.workers.contract_check import WorkerCheck, import_class, plain
 from nemo_rl.workers.registry import ActorEnvironment
@@ -201,10 +201,12 @@ class RayWorkerGroup:
         self._actors: list[Any] = []
         self._released = False
         # 1. The class is verified before anything is reserved (a cache hit when the
-        #    caller's pipeline already did it).
+        #    caller's pipeline already did it), then asked of the actors' own environment:
+        #    a module on the driver's path only would pass the first and fail every actor.
         check = builder.check()
         if check is not None:
             verify_check(check, builder.env)
+        verify_actors_can_import(builder.fqn, builder.section_path, builder.runtime_env())
         # 2. Reserve, create, wait; any failure undoes all of it.
         try:
             slots = self._slots(num_workers, workers_per_node, bundles_per_worker)

@@ -125,7 +125,7 @@ def test_resolve_reports_a_mismatch_with_file_line_path_expected_given(tmp_path:
     "argv, says",
     [
         (["resolve", "/nonexistent/config.yaml"], "/nonexistent/config.yaml"),
-        (["resolve", "{bad}", "--json"], ""),
+        (["resolve", "{bad}", "--json"], "{bad}: no such config file"),
         (["check"], "the following arguments are required"),
         (["verify", "x.Y", "--protocol", "Nope"], "unknown protocol 'Nope'"),
         (["verify", "not a name", "--protocol", "PolicyWorker"], "FQN must be a dotted name"),

@@ -76,8 +76,20 @@ def test_static_and_class_methods_stay_what_they_are() -> None:
     assert isinstance(vars(alive)["is_alive"], classmethod)
 
 
+class NamedPolicy(samples.QuantPolicy):
+    """QuantPolicy with the data member NamedWorker declares."""
+
+    name: str = "policy-0"
+
+
 def test_data_members_are_left_alone() -> None:
-    worker = enforce_calls(samples.QuantPolicy, samples.NamedWorker)({})
+    cls = enforce_calls(NamedPolicy, samples.NamedWorker)
+    assert "is_alive" in vars(cls)  # the Protocol's method is wrapped ...
+    assert "name" not in vars(cls)  # ... its data member is not: no wrapper, no property
+    worker = cls({})
+    assert worker.name == "policy-0"
+    worker.name = "policy-1"  # a plain attribute: assignment reaches the instance
+    assert vars(worker)["name"] == "policy-1"
     assert worker.is_alive() is True
 
 

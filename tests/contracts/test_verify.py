@@ -292,6 +292,11 @@ def test_cache_key_includes_base_and_init_call() -> None:
     plain = check(samples.NoRankInit, QuantPolicyWorker)
     with_init = check(samples.NoRankInit, QuantPolicyWorker, init_call=POLICY_INIT)
     assert plain.ok and not with_init.ok
+    # The same class and Protocol, cached without a base, then asked with one it lacks.
+    no_base = check(samples.QuantPolicy, QuantPolicyWorker)
+    with_base = check(samples.QuantPolicy, QuantPolicyWorker, base=samples.OtherBase)
+    assert no_base.ok and not with_base.ok
+    assert check(samples.QuantPolicy, QuantPolicyWorker) is no_base  # each key kept apart
 
 
 def test_rejects_non_protocol() -> None:

@@ -1,9 +1,12 @@
-"""Faults injected while a worker group starts, on the local Ray cluster.
+"""Faults injected on purpose while a worker group starts, on the local Ray cluster.
 
-Each fault happens after every pre-allocation check passed, so placement groups and
-actors exist when it strikes. Each must end in a clear error naming the worker class,
-with the named actors and placement groups exactly as they were before, and the
-caller's config unchanged (nothing committed).
+Two kinds. Faults in a worker's constructor or process strike after every pre-allocation
+check passed, when placement groups and actors exist: each must end in a clear error
+naming the worker class, Ray's record must show the start really allocated, and the live
+actors and placement groups must be exactly as before (all torn down). Faults in the
+verification environment (an interpreter that is missing, or never starts) must be
+refused before allocation: Ray's record shows nothing was ever created. Either way the
+caller's config is unchanged (nothing committed).
 """
 
 from __future__ import annotations
@@ -19,11 +22,10 @@ from typing import Any
 import pytest
 
 from nemo_rl.config.loader import load_config
-from nemo_rl.distributed.inventory import ray_resources_snapshot
+from nemo_rl.distributed.inventory import ray_record, ray_resources_snapshot
 from nemo_rl.distributed.verification import VERIFY_TIMEOUT_ENV, clear_verification_cache
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import WorkerStartupError
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.workers.registry import ActorEnvironment, WorkerRegistry
 from tests.hardening.fault_workers import (
@@ -36,6 +38,7 @@ from tests.hardening.fault_workers import (
     hardening_registry,
 )
 from tests.ray.fault_workers import fqn_of
+from tests.ray.observed import refused_cleanly
 
 pytestmark = pytest.mark.ray
 
@@ -60,12 +63,16 @@ def section_for(cls: type, **extra: object) -> dict[str, Any]:
 def fails_cleanly(
     start: Callable[[], object], section: dict[str, Any], error: type[BaseException]
 ) -> BaseException:
-    """Run `start`, which must raise `error` and leave resources and config as they were."""
+    """Run `start`, which must raise `error` after allocating, and leave the live resources
+    and the config as they were."""
     section_before = copy.deepcopy(section)
     before = ray_resources_snapshot()
+    record_before = ray_record()
     with pytest.raises(error) as info:
         start()
     assert ray_resources_snapshot() == before
+    created = ray_record().since(record_before)
+    assert created.actors and created.placement_groups, "the fault struck before allocation"
     assert section == section_before
     return info.value
 
@@ -108,12 +115,11 @@ def test_verification_environment_without_its_python(cluster: RayVirtualCluster)
     section = section_for(ExitingInitWorker)
     python = "/nonexistent/venv/bin/python"
     started = time.monotonic()
-    err = fails_cleanly(
+    err = refused_cleanly(
         lambda: Policy(cluster, section, name_prefix="gone", registry=gone_registry(python)),
-        section, WorkerConfigError,
+        section, cluster,
     )
     assert time.monotonic() - started < 10  # refused up front, not after a timeout
-    assert isinstance(err, WorkerConfigError)
     (problem,) = err.problems
     assert (problem.path, problem.given) == (FIELD, python)
     assert fqn_of(ExitingInitWorker) in problem.message and "'gone'" in problem.message
@@ -127,11 +133,10 @@ def test_verification_environment_whose_python_never_starts(
     monkeypatch.setenv(VERIFY_TIMEOUT_ENV, "3")
     clear_verification_cache()
     section = section_for(ExitingInitWorker)
-    err = fails_cleanly(
+    err = refused_cleanly(
         lambda: Policy(cluster, section, name_prefix="false", registry=gone_registry("/bin/false")),
-        section, WorkerConfigError,
+        section, cluster,
     )
-    assert isinstance(err, WorkerConfigError)
     (problem,) = err.problems
     assert (problem.path, problem.given) == (FIELD, "/bin/false")
     assert fqn_of(ExitingInitWorker) in problem.message

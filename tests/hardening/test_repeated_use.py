@@ -1,5 +1,7 @@
-"""Repeated use in one Ray session: 50 refusals and 10 accepted start-and-shutdown cycles
-leave no actor, no placement group, and no growth of the driver's memory beyond a bound."""
+"""Repeated use in one Ray session: 50 refusals create nothing (Ray's record, dead actors and
+removed placement groups included), each of 10 accepted start-and-shutdown cycles leaves no
+live actor or placement group (checked after each cycle, while the cluster still exists),
+and the driver's memory grows no more than a bound."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
+from tests.ray.observed import allocates_nothing
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]  # ~10 real actor starts: about a minute
 
@@ -39,14 +42,20 @@ def rss_mb() -> float:
 
 
 def refuse(cluster: RayVirtualCluster, section: dict[str, Any]) -> None:
-    with pytest.raises(WorkerConfigError):
+    with allocates_nothing(), pytest.raises(WorkerConfigError):
         Policy(cluster, section, name_prefix="repeat_refused")
 
 
-def cycle(cluster: RayVirtualCluster, section: dict[str, Any]) -> None:
+def cycle(
+    cluster: RayVirtualCluster, section: dict[str, Any], live_before: tuple[int, int]
+) -> None:
+    """One start and shutdown; the cluster object lives on, so a leak shows here, not
+    hidden by the cluster's own shutdown at the end."""
     policy = Policy(cluster, copy.deepcopy(section), name_prefix="repeat_ok")
     assert policy.world_size == 1
+    assert ray_resources_snapshot() != live_before  # the measure sees the start
     policy.shutdown()
+    assert ray_resources_snapshot() == live_before
 
 
 def test_refusals_and_cycles_leave_nothing_behind(ray_cluster: None) -> None:
@@ -58,13 +67,13 @@ def test_refusals_and_cycles_leave_nothing_behind(ray_cluster: None) -> None:
         warnings.simplefilter("ignore")
         try:
             refuse(cluster, mismatched)
-            cycle(cluster, accepted)  # warm-up: first imports, first actor class export
+            cycle(cluster, accepted, before)  # warm-up: first imports, first actor class export
             gc.collect()
             start_mb = rss_mb()
             for _ in range(REFUSALS):
                 refuse(cluster, mismatched)
             for _ in range(CYCLES):
-                cycle(cluster, accepted)
+                cycle(cluster, accepted, before)
             gc.collect()
             growth = rss_mb() - start_mb
             print(f"driver RSS {start_mb:.1f} MB after warm-up, grew {growth:+.1f} MB")

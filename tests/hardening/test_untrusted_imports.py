@@ -23,10 +23,11 @@ import ray
 
 from bench.bench_support import child_env, run_child
 from nemo_rl.config.loader import load_config
-from nemo_rl.distributed.inventory import ray_resources_snapshot
+from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
+from tests.ray.observed import control_start_is_seen
 
 MODULE = "tests.hardening.untrusted_side_effect"
 FQN = f"{MODULE}.SideEffectWorker"
@@ -80,7 +81,7 @@ def test_policy_refuses_without_importing_in_driver_or_worker(ray_cluster: None)
     unnamed = untrusted_policy()  # the FQN as the deprecated constructor argument (R0)
     del unnamed["worker_extension_cls_fqn"]
     configs_before = copy.deepcopy((named, unnamed))
-    before = ray_resources_snapshot()
+    before = ray_record()
     try:
         with pytest.raises(WorkerConfigError) as in_config:
             Policy(cluster, named, name_prefix="untrusted")
@@ -94,9 +95,11 @@ def test_policy_refuses_without_importing_in_driver_or_worker(ray_cluster: None)
         assert (err.path, err.given) == (FIELD, FQN)
         assert "not registered" in str(err)
     assert (named, unnamed) == configs_before
-    assert ray_resources_snapshot() == before  # no worker was spawned
+    created = ray_record().since(before)  # Ray's record: dead actors, removed groups too
+    assert created.empty, created.describe()  # no worker and no placement group, ever
     assert MODULE not in sys.modules
     assert not MARKER.exists()
+    control_start_is_seen(cluster)  # the same measure sees a real start on this cluster
 
 
 @pytest.mark.ray

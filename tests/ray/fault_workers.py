@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contracts.types import LogprobBatch, LogprobResult, TrainBatch, TrainResult
+from contracts.types import TrainBatch, TrainResult
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
 from nemo_rl.workers.registry import (
     DRIVER_ENV,
@@ -18,33 +18,13 @@ from nemo_rl.workers.registry import (
     WorkerRegistry,
     build_registry,
 )
+from tests.ray.light_workers import LightPolicyWorker
 
 MODULE = __name__
 
 
-class NotASubclassWorker:
+class NotASubclassWorker(LightPolicyWorker):
     """Implements every PolicyWorker method, but does not subclass the default worker."""
-
-    def __init__(self, config: dict[str, Any], *, rank: int, world_size: int) -> None:
-        self.rank = rank
-
-    def is_alive(self) -> bool:
-        return True
-
-    def train(self, batch: TrainBatch) -> TrainResult:
-        return TrainResult(loss=0.0, grad_norm=0.0, num_tokens=0, step=0)
-
-    def get_logprobs(self, batch: LogprobBatch) -> LogprobResult:
-        return LogprobResult(logprobs=[])
-
-    def save_checkpoint(self, path: str) -> None:
-        return None
-
-    def load_checkpoint(self, path: str) -> None:
-        return None
-
-    def shutdown(self) -> bool:
-        return True
 
 
 class MissingMethodWorker:

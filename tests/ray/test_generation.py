@@ -18,6 +18,7 @@ from nemo_rl.models.generation.vllm.vllm_generation import (
     VllmGeneration,
     vllm_unavailable_reason,
 )
+from tests.ray.observed import allocates_nothing, control_start_is_seen
 
 pytestmark = pytest.mark.ray
 
@@ -67,13 +68,12 @@ def test_bare_generation_section_is_not_mutated_on_rejection(ray_cluster: None) 
     config["backend"] = "megatron"
     config["worker_extension_cls_fqn"] = VLLM_ASYNC
     config_before = copy.deepcopy(config)
-    before = ray_resources_snapshot()
     try:
-        with pytest.raises(WorkerConfigError) as info:
+        with allocates_nothing(), pytest.raises(WorkerConfigError) as info:
             VllmGeneration(cluster, config, defer_model_load=True)
     finally:
         cluster.shutdown()
-    assert ray_resources_snapshot() == before
+    control_start_is_seen(cluster)
     assert config == config_before
     assert info.value.problems[0].rule == "R7"
     assert info.value.path == "policy.generation.worker_extension_cls_fqn"

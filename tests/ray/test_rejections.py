@@ -1,21 +1,24 @@
-"""Every rejection happens before allocation: no new actor, no new placement group, and
-the caller's config is left exactly as it was."""
+"""Every rejection happens before allocation: Ray's own record (dead actors and removed
+placement groups included) shows nothing was ever created, while the same test's positive
+control shows a real start on the same cluster is seen; the caller's config is left exactly
+as it was."""
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Iterator
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nemo_rl.config.loader import load_config
-from nemo_rl.distributed.inventory import ray_resources_snapshot
+from nemo_rl.distributed.verification import clear_verification_cache, verification_report
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
 from nemo_rl.models.policy.lm_policy import Policy
+from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment
 from tests.ray.fault_workers import (
     BadInitWorker,
     MissingMethodWorker,
@@ -24,6 +27,7 @@ from tests.ray.fault_workers import (
     fault_registry,
     fqn_of,
 )
+from tests.ray.observed import refused_cleanly
 
 pytestmark = pytest.mark.ray
 
@@ -63,20 +67,9 @@ def quant_policy() -> dict[str, Any]:
     return section
 
 
-def rejected(make: Callable[[], object], config: dict[str, Any]) -> WorkerConfigError:
-    """Run `make`, which must raise WorkerConfigError and allocate nothing."""
-    config_before = copy.deepcopy(config)
-    before = ray_resources_snapshot()
-    with pytest.raises(WorkerConfigError) as info:
-        make()
-    assert ray_resources_snapshot() == before
-    assert config == config_before
-    return info.value
-
-
 def test_r5_other_backends_quantized_worker(cluster: RayVirtualCluster) -> None:
     config: dict[str, Any] = load_config(CONFIGS / "mismatched_quant.yaml")["policy"]
-    err = rejected(lambda: Policy(cluster, config), config)
+    err = refused_cleanly(lambda: Policy(cluster, config), config, cluster)
     assert err.path == FIELD
     assert err.expected == AUTOMODEL_QUANT
     assert err.given == MEGATRON_QUANT
@@ -86,7 +79,9 @@ def test_r5_other_backends_quantized_worker(cluster: RayVirtualCluster) -> None:
 def test_wrong_vllm_mode(cluster: RayVirtualCluster) -> None:
     generation = quant_policy()["generation"]
     generation["vllm_cfg"]["async_engine"] = True  # the sync quantized worker is named
-    err = rejected(lambda: VllmGeneration(cluster, generation, defer_model_load=True), generation)
+    err = refused_cleanly(
+        lambda: VllmGeneration(cluster, generation, defer_model_load=True), generation, cluster
+    )
     assert err.path == "policy.generation.worker_extension_cls_fqn"
     assert err.expected == VLLM_ASYNC_QUANT
     assert "vLLM sync mode" in str(err)
@@ -95,7 +90,7 @@ def test_wrong_vllm_mode(cluster: RayVirtualCluster) -> None:
 def test_unregistered_fqn(cluster: RayVirtualCluster) -> None:
     config = plain_policy()
     config["worker_extension_cls_fqn"] = "my_pkg.workers.CustomPolicyWorker"
-    err = rejected(lambda: Policy(cluster, config), config)
+    err = refused_cleanly(lambda: Policy(cluster, config), config, cluster)
     assert err.path == FIELD
     assert err.given == "my_pkg.workers.CustomPolicyWorker"
     assert "not registered" in str(err)
@@ -104,7 +99,7 @@ def test_unregistered_fqn(cluster: RayVirtualCluster) -> None:
 def test_default_worker_of_another_role(cluster: RayVirtualCluster) -> None:
     config = plain_policy()
     config["worker_extension_cls_fqn"] = VLLM_SYNC
-    err = rejected(lambda: Policy(cluster, config), config)
+    err = refused_cleanly(lambda: Policy(cluster, config), config, cluster)
     assert err.given == VLLM_SYNC
     assert err.expected == f"a subclass of {AUTOMODEL_DEFAULT}"
 
@@ -113,7 +108,9 @@ def test_not_a_subclass_of_the_default_worker(cluster: RayVirtualCluster) -> Non
     config = plain_policy()
     fqn = fqn_of(NotASubclassWorker)
     config["worker_extension_cls_fqn"] = fqn
-    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    err = refused_cleanly(
+        lambda: Policy(cluster, config, registry=fault_registry()), config, cluster
+    )
     assert {p.path for p in err.problems} == {FIELD}
     assert {p.given for p in err.problems} == {fqn}
     expected = f"a class implementing PolicyWorker and a subclass of {AUTOMODEL_DEFAULT}"
@@ -125,7 +122,9 @@ def test_not_a_subclass_of_the_default_worker(cluster: RayVirtualCluster) -> Non
 def test_missing_protocol_method(cluster: RayVirtualCluster) -> None:
     config = plain_policy()
     config["worker_extension_cls_fqn"] = fqn_of(MissingMethodWorker)
-    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    err = refused_cleanly(
+        lambda: Policy(cluster, config, registry=fault_registry()), config, cluster
+    )
     missing = [p for p in err.problems if "PolicyWorker.get_logprobs" in p.message]
     assert len(missing) == 1
     assert missing[0].path == FIELD
@@ -134,7 +133,9 @@ def test_missing_protocol_method(cluster: RayVirtualCluster) -> None:
 def test_wrong_signature(cluster: RayVirtualCluster) -> None:
     config = plain_policy()
     config["worker_extension_cls_fqn"] = fqn_of(WrongSignatureWorker)
-    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    err = refused_cleanly(
+        lambda: Policy(cluster, config, registry=fault_registry()), config, cluster
+    )
     assert len(err.problems) == 1
     assert "PolicyWorker.train" in err.problems[0].message
     assert "scale" in err.problems[0].message
@@ -143,7 +144,9 @@ def test_wrong_signature(cluster: RayVirtualCluster) -> None:
 def test_constructor_cannot_bind_builder_arguments(cluster: RayVirtualCluster) -> None:
     config = plain_policy()
     config["worker_extension_cls_fqn"] = fqn_of(BadInitWorker)
-    err = rejected(lambda: Policy(cluster, config, registry=fault_registry()), config)
+    err = refused_cleanly(
+        lambda: Policy(cluster, config, registry=fault_registry()), config, cluster
+    )
     assert len(err.problems) == 1
     assert "device" in err.problems[0].message
 
@@ -151,7 +154,7 @@ def test_constructor_cannot_bind_builder_arguments(cluster: RayVirtualCluster) -
 def test_unknown_quant_cfg(cluster: RayVirtualCluster) -> None:
     config = quant_policy()
     config["quant_cfg"] = "NOT_A_MODELOPT_CFG"
-    err = rejected(lambda: Policy(cluster, config), config)
+    err = refused_cleanly(lambda: Policy(cluster, config), config, cluster)
     assert err.path == "policy.quant_cfg"
     assert err.given == "NOT_A_MODELOPT_CFG"
 
@@ -162,7 +165,7 @@ def test_outdated_config_and_resolver_problems_come_together(cluster: RayVirtual
     config["megatron_cfg"]["enabled"] = True
     config["quant_cfg"] = "INT8_DEFAULT_CFG"
     config["worker_extension_cls_fqn"] = AUTOMODEL_QUANT
-    err = rejected(lambda: Policy(cluster, config), config)
+    err = refused_cleanly(lambda: Policy(cluster, config), config, cluster)
     paths = [p.path for p in err.problems]
     assert "policy.dtensor_cfg" in paths
     assert FIELD in paths  # R5: megatron is the enabled backend now
@@ -176,7 +179,7 @@ def test_conflicting_deprecated_argument(cluster: RayVirtualCluster) -> None:
         with pytest.warns(DeprecationWarning):
             return Policy(cluster, config, worker_extension_cls_fqn=AUTOMODEL_DEFAULT)  # type: ignore[deprecated]  # R0 under test
 
-    err = rejected(make, config)
+    err = refused_cleanly(make, config, cluster)
     assert err.path == FIELD
     assert AUTOMODEL_QUANT in str(err) and AUTOMODEL_DEFAULT in str(err)
     assert err.problems[0].rule == "R0"
@@ -187,7 +190,7 @@ def test_preflight_rules_refuse_before_allocation(cluster: RayVirtualCluster) ->
     config = plain_policy()
     config["automodel_cfg"]["tensor_parallel_size"] = 3  # does not divide the world size 2
     config["generation"]["vllm_cfg"]["fp32_lm_head"] = "false"  # a string is never a bool
-    err = rejected(lambda: Policy(cluster, config), config)
+    err = refused_cleanly(lambda: Policy(cluster, config), config, cluster)
     found = {(p.rule, p.path) for p in err.problems}
     assert found == {
         ("preflight.parallelism.fits", "policy.automodel_cfg"),
@@ -195,3 +198,65 @@ def test_preflight_rules_refuse_before_allocation(cluster: RayVirtualCluster) ->
     }
     (parallel,) = [p for p in err.problems if p.rule == "preflight.parallelism.fits"]
     assert "3" in parallel.given and "2" in parallel.message  # the product and the world size
+
+
+def test_r7_non_vllm_generation_backend_with_a_worker_class(cluster: RayVirtualCluster) -> None:
+    generation = plain_policy()["generation"]
+    generation["backend"] = "megatron"
+    generation["worker_extension_cls_fqn"] = VLLM_SYNC
+    err = refused_cleanly(
+        lambda: VllmGeneration(cluster, generation, defer_model_load=True), generation, cluster
+    )
+    assert err.problems[0].rule == "R7"
+    assert err.path == "policy.generation.worker_extension_cls_fqn"
+
+
+def test_missing_interpreter_of_the_workers_environment(cluster: RayVirtualCluster) -> None:
+    config = plain_policy()
+    fqn = fqn_of(MissingMethodWorker)
+    config["worker_extension_cls_fqn"] = fqn
+    gone = ActorEnvironment("gone", py_executable="/nonexistent/venv/bin/python")
+    err = refused_cleanly(
+        lambda: Policy(cluster, config, registry=fault_registry({fqn: gone})), config, cluster
+    )
+    (problem,) = err.problems
+    assert problem.rule == "environment"
+    assert "/nonexistent/venv/bin/python" in problem.message
+
+
+DRIVER_ONLY_MODULE = """
+from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
+
+
+class DriverOnlyWorker(AutomodelPolicyWorker):
+    \"\"\"Correct in every way, but its module lies on the driver's path only.\"\"\"
+"""
+
+
+def test_class_only_on_the_drivers_path_is_refused_before_allocation(
+    cluster: RayVirtualCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The driver can import it (its contract check passes in-process); the actors, started
+    # by Ray with the cluster's own path, cannot: refused before any placement group.
+    (tmp_path / "driver_only_pkg.py").write_text(DRIVER_ONLY_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fqn = "driver_only_pkg.DriverOnlyWorker"
+    config = plain_policy()
+    config["worker_extension_cls_fqn"] = fqn
+    registry = fault_registry({fqn: DRIVER_ENV})
+    clear_verification_cache()
+    for _ in range(2):  # once per class: the second refusal is the cached verdict
+        err = refused_cleanly(lambda: Policy(cluster, config, registry=registry), config, cluster)
+    (problem,) = err.problems
+    assert problem.rule == "import.actors"
+    assert problem.path == FIELD and problem.given == fqn
+    assert "\n" not in problem.message
+    assert problem.message.startswith(f"{FIELD}={fqn} is importable in {sys.executable} (pid ")
+    assert "but not where its actors run" in problem.message
+    assert "no module named 'driver_only_pkg'" in problem.message
+    kinds = [(run.kind, run.fqn, run.passed) for run in verification_report()]
+    assert kinds.count(("contract", fqn, True)) == 1  # the driver's view: fine
+    assert kinds.count(("actors-import", fqn, False)) == 1  # the actors' view, asked once
+    (probe,) = [run for run in verification_report()
+                if run.kind == "actors-import" and run.fqn == fqn]
+    assert probe.where.pid != os.getpid()  # asked in another process, not the driver

@@ -175,7 +175,7 @@ def test_nvfp4_without_cuda_is_a_clear_error_in_the_worker() -> None:
     assert "only on CUDA" in problem.message
 
 
-def test_constructor_rejects_an_unknown_name_before_building_anything() -> None:
+def test_constructor_rejects_an_unknown_name_naming_its_path() -> None:
     with pytest.raises(WorkerConfigError) as caught:
         AutomodelQuantPolicyWorker(
             policy_config("automodel", quant_cfg="NOT_A_CFG"), rank=0, world_size=1

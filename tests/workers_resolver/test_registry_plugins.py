@@ -12,7 +12,12 @@ import pytest
 
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.workers import resolve_generation, resolve_policy
-from nemo_rl.workers.registry import ENTRY_POINT_GROUP, RegistryError, build_registry
+from nemo_rl.workers.registry import (
+    ENTRY_POINT_GROUP,
+    RegistryError,
+    build_registry,
+    default_registry,
+)
 
 PLUGIN_MODULE = """
 from nemo_rl.workers.registry import ActorEnvironment, WorkerPlugin, WorkerRow
@@ -60,6 +65,7 @@ def install_distribution(site: Path, name: str, entry_value: str, module_source:
 def test_plugin_rows_and_environments_are_used_by_the_resolver(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    process_wide = default_registry()  # built (or recalled) before the plugin is on the path
     install_distribution(
         tmp_path,
         "toy_plugin",
@@ -88,9 +94,14 @@ def test_plugin_rows_and_environments_are_used_by_the_resolver(
     gen = resolve_generation({"backend": "toygen"}, registry=registry)
     assert gen is not None and gen.fqn == "toy_plugin.workers.ToyGenerationWorker"
 
-    # The process-wide registry is untouched: without the plugin the same FQN is unregistered.
+    # A registry built without entry points does not have the plugin's FQN, and building
+    # one with the plugin left the process-wide registry as it was.
     with pytest.raises(WorkerConfigError, match="not registered"):
         resolve_policy(policy, registry=build_registry(entry_points=False))
+    assert default_registry() is process_wide
+    assert process_wide.environment_of("toy_plugin.workers.MyPolicyWorker") is None
+    with pytest.raises(WorkerConfigError, match="not registered"):
+        resolve_policy(policy)
 
 
 def test_plugin_factory_function_is_called(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
