@@ -18,15 +18,18 @@ from nemo_rl.workers.registry import ActorEnvironment
 
 _lock = threading.Lock()
 _passed: set[tuple[str, str, str, str]] = set()
+_runs = 0
 
 
 def verify_narrowing(fqn: str, protocol: type, env: ActorEnvironment) -> None:
     """Raise ContractError unless the class `fqn` implements `protocol` (cached on success)."""
+    global _runs
     ref = protocol_ref(protocol)
     key = (fqn, ref, env.name, env.python)
     with _lock:
         if key in _passed:
             return
+        _runs += 1
         if env.is_driver:
             verify_by_reference(fqn, ref)
         else:
@@ -59,3 +62,8 @@ def _verify_in(env: ActorEnvironment, fqn: str, ref: str) -> None:
     except RayTaskError as err:  # the task's own ContractError or ImportError, unwrapped
         cause = err.cause
         raise (cause if isinstance(cause, Exception) else err) from None
+
+
+def narrowing_checks() -> int:
+    """How many narrowing checks actually ran (cache hits and included Protocols excluded)."""
+    return _runs

@@ -95,7 +95,10 @@ class WorkerRegistry:
         self.add(WorkerPlugin(tuple(rows), dict(environments or {})), source="built-in")
 
     def add(self, plugin: WorkerPlugin, *, source: str) -> None:
-        """Add a plugin's rows and environments; a clash names both sources."""
+        """Add a plugin's rows, environments and Protocols; a clash names both sources.
+        Protocols are checked first, so a refused one leaves the registry as it was."""
+        for worker, protocol in plugin.protocols.items():
+            self._check_protocol(worker, protocol, plugin, source)
         for row in plugin.rows:
             if row.key in self._rows:
                 raise RegistryError(
@@ -114,13 +117,15 @@ class WorkerRegistry:
                     f"but it is already registered in {known.name!r}."
                 )
             self._envs[fqn] = env
-        for fqn, protocol in plugin.protocols.items():
-            self._add_protocol(fqn, protocol, source)
+        self._protocols.update(plugin.protocols)
 
-    def _add_protocol(self, fqn: str, protocol: object, source: str) -> None:
+    def _check_protocol(
+        self, fqn: str, protocol: object, plugin: WorkerPlugin, source: str
+    ) -> None:
         """An extension Protocol must be a Protocol extending a role's, for a class with an
         environment; anything else is refused here, before any config names the class."""
-        roles = {name: load_protocol(name)[0] for r in self._rows.values()
+        rows = [*self._rows.values(), *plugin.rows]
+        roles = {name: load_protocol(name)[0] for r in rows
                  for name in (r.protocol, r.quant_protocol) if name is not None}
         if not isinstance(protocol, type) or not is_protocol(protocol):
             raise RegistryError(
@@ -134,7 +139,8 @@ class WorkerRegistry:
                 f"Protocol ({', '.join(roles)}); declare it as "
                 f"`class {protocol.__name__}(<the role's Protocol>, Protocol)`."
             )
-        if fqn not in self._envs:
+        row_fqns = {f for r in plugin.rows for f in (r.default_fqn, r.quantized_fqn)}
+        if fqn not in self._envs and fqn not in plugin.environments and fqn not in row_fqns:
             raise RegistryError(
                 f"{source} registers Protocol {ref} for {fqn}, which has no actor environment; "
                 "register its environment in the same plugin."
@@ -145,7 +151,6 @@ class WorkerRegistry:
                 f"{source} registers Protocol {ref} for {fqn}, but it is already registered "
                 f"with {protocol_ref(known)}."
             )
-        self._protocols[fqn] = protocol
 
     def row(self, role: str, backend: str, mode: str | None = None) -> WorkerRow | None:
         return self._rows.get((role, backend, mode))
