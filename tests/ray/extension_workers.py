@@ -17,6 +17,7 @@ from template_project.protocols import WeightNormWorker
 from contracts.protocols import PolicyWorker
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
 from nemo_rl.workers.registry import DRIVER_ENV, WorkerPlugin, WorkerRegistry, build_registry
+from tests.ray.fault_workers import fqn_of
 
 
 class StreamingWorker(PolicyWorker, Protocol):
@@ -43,10 +44,6 @@ class StreamingPolicyWorker(AutomodelPolicyWorker):
 
 class NoNormWorker(AutomodelPolicyWorker):
     """Fault injected on purpose: registered as a WeightNormWorker, without get_weight_norm."""
-
-
-def fqn_of(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def extension_registry() -> WorkerRegistry:

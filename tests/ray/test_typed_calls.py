@@ -22,8 +22,8 @@ from tests.ray.extension_workers import (
     StreamingPolicyWorker,
     StreamingWorker,
     extension_registry,
-    fqn_of,
 )
+from tests.ray.fault_workers import fqn_of
 
 pytestmark = pytest.mark.ray
 
