@@ -492,13 +492,9 @@ class RayWorkerGroup(Generic[W]):
             root._verified.append(protocol)
         self._protocol = protocol
         self._members = members(protocol)
-        self._names: dict[object, str] = {}
 
     def _method_name(self, method: Callable[..., object] | str) -> str:
         """The remote method's name; refused here unless it is a member of the Protocol."""
-        name = self._names.get(method)
-        if name is not None:
-            return name
         if isinstance(method, str):
             warnings.warn(STRING_CALL_DEPRECATION, DeprecationWarning, stacklevel=3)
             name = method
@@ -506,8 +502,6 @@ class RayWorkerGroup(Generic[W]):
             name = getattr(method, "__name__", repr(method))
         if name not in self._members:
             raise WorkerCallError(self.fqn, protocol_ref(self._protocol), name)
-        if not isinstance(method, str):
-            self._names[method] = name
         return name
 
     def _get(self, refs: list[Any]) -> list[Any]:
