@@ -25,6 +25,7 @@ from bench import (
     bench_driver_weight,
     bench_refusal,
     bench_static,
+    bench_typed_calls,
     bench_verification_scaling,
     bench_verifier,
 )
@@ -51,6 +52,8 @@ BENCHES = (
     Bench("2. Verification does not grow with workers", "bench_verification_scaling",
           bench_verification_scaling.main, needs_ray=True),
     Bench("1. Refusal vs allocation", "bench_refusal", bench_refusal.main, needs_ray=True),
+    Bench("7. Typed worker calls vs the string path", "bench_typed_calls",
+          bench_typed_calls.main, needs_ray=True),
 )
 
 

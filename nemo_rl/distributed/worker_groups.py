@@ -16,25 +16,42 @@ import os
 import pickle
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import ray
 from ray.exceptions import RayError
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+from typing_extensions import TypeForm, deprecated, is_protocol
 
 from contracts.calltime import call_contracts_enabled, enforce_calls
 from contracts.init_call import InitCall
-from contracts.protocols import PROTOCOLS
+from nemo_rl.distributed.narrowing import verify_narrowing
 from nemo_rl.distributed.rendezvous import TIMEOUT_ENV, rendezvous_env
 from nemo_rl.distributed.verification import verify_actors_can_import, verify_check
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster, rendezvous_address
 from nemo_rl.workers.contract_check import WorkerCheck, import_class, plain
+from nemo_rl.workers.protocols import extends, load_protocol, members, protocol_ref
 from nemo_rl.workers.registry import ActorEnvironment
 from nemo_rl.workers.resolver import Resolution
 
 logger = logging.getLogger(__name__)
+
+# The worker Protocol a group is typed by (covariant: a group verified against a wider
+# Protocol serves as one of a narrower Protocol), a method's parameters, its result.
+W = TypeVar("W", covariant=True)
+N = TypeVar("N")
+P = ParamSpec("P")
+S = TypeVar("S")
+R = TypeVar("R")
+
+# The text of the deprecated by-name overloads (type checkers need it literally there).
+STRING_CALL_DEPRECATION = (
+    "calling workers by method name is deprecated; pass the Protocol's method object, "
+    "e.g. group.run_all(PolicyWorker.save_checkpoint, path)"
+)
 
 # How long teardown waits for Ray to forget killed actors and removed groups.
 TEARDOWN_WAIT_S = 15.0
@@ -48,6 +65,19 @@ class WorkerStartupError(RuntimeError):
         self.rank = rank
         where = f" rank {rank}" if rank is not None else ""
         super().__init__(f"worker {fqn}{where} failed to start: {reason}")
+
+
+class WorkerCallError(TypeError):
+    """A worker call names no method of the group's Protocol; nothing was sent to a worker."""
+
+    def __init__(self, fqn: str, protocol: str, method: str) -> None:
+        self.fqn = fqn
+        self.protocol = protocol
+        self.method = method
+        super().__init__(
+            f"{fqn} workers are called as {protocol}, which has no method {method!r}; "
+            f"narrow the group to a Protocol that declares it (group.narrow(P)) first."
+        )
 
 
 @dataclass(frozen=True)
@@ -163,6 +193,10 @@ class WorkerHost:
             return self._event_loop().run_until_complete(_collect(result))
         return result
 
+    def shutdown_worker(self) -> object:
+        """The worker's own `shutdown` (every role's Protocol has one), before the kill."""
+        return self._worker.shutdown() if self._worker is not None else None
+
     def _event_loop(self) -> asyncio.AbstractEventLoop:
         # One loop for the actor's life: async engines bind to the loop they start on.
         if self._loop is None:
@@ -176,18 +210,27 @@ async def _collect(gen: Any) -> list[Any]:
 
 def _with_call_contracts(cls: type, protocol_name: str) -> type:
     """Wrap the Protocol's methods with call-time type checks, inside the actor."""
-    wrapped: type = enforce_calls(cls, PROTOCOLS[protocol_name])
+    protocol, unknown = load_protocol(protocol_name)
+    if protocol is None:
+        raise ImportError(unknown)
+    wrapped: type = enforce_calls(cls, protocol)
     return wrapped
 
 
-class RayWorkerGroup:
-    """`num_workers` named actors of one worker class, placed one per bundle."""
+class RayWorkerGroup(Generic[W]):
+    """`num_workers` named actors of one worker class, placed one per bundle.
+
+    Typed by the worker Protocol `W` its class was verified against: calls take `W`'s
+    method objects (`group.run_all(PolicyWorker.train, batch)`), so both type checkers
+    check the arguments and the results; `narrow(P)` gives the same actors typed by `P`.
+    """
 
     def __init__(
         self,
         cluster: RayVirtualCluster,
         builder: RayWorkerBuilder,
         *,
+        protocol: TypeForm[W],
         name_prefix: str,
         num_workers: int | None = None,
         workers_per_node: int | None = None,
@@ -207,6 +250,9 @@ class RayWorkerGroup:
         if check is not None:
             verify_check(check, builder.env)
         verify_actors_can_import(builder.fqn, builder.section_path, builder.runtime_env())
+        self._root: RayWorkerGroup[Any] = self
+        self._verified: list[type] = [p for p in [_resolved_protocol(builder)] if p is not None]
+        self._typed_as(protocol)  # verified against `W` as well, unless its contract includes W
         # 2. Reserve, create, wait; any failure undoes all of it.
         try:
             slots = self._slots(num_workers, workers_per_node, bundles_per_worker)
@@ -320,19 +366,145 @@ class RayWorkerGroup:
                 startup.add_note(text)
                 raise startup
 
-    def run_all(self, method: str, *args: Any, **kwargs: Any) -> list[Any]:
+    # Each call has one overload per kind of method: an async generator's items come back
+    # as a list per worker, a coroutine's awaited result, a plain method's result; the last,
+    # deprecated overload is the old by-name call.
+
+    @overload
+    def run_all(
+        self, method: Callable[Concatenate[W, P], AsyncIterator[R]], /,
+        *args: P.args, **kwargs: P.kwargs,
+    ) -> list[list[R]]: ...
+
+    @overload
+    def run_all(
+        self, method: Callable[Concatenate[W, P], Coroutine[Any, Any, R]], /,
+        *args: P.args, **kwargs: P.kwargs,
+    ) -> list[R]: ...
+
+    @overload
+    def run_all(
+        self, method: Callable[Concatenate[W, P], R], /, *args: P.args, **kwargs: P.kwargs
+    ) -> list[R]: ...
+
+    @overload
+    @deprecated(
+        "calling workers by method name is deprecated; pass the Protocol's method object, "
+        "e.g. group.run_all(PolicyWorker.save_checkpoint, path)"
+    )
+    def run_all(self, method: str, /, *args: Any, **kwargs: Any) -> list[Any]: ...
+
+    def run_all(self, method: Callable[..., object] | str, /, *args: Any, **kwargs: Any) -> Any:
         """Call `method` on every worker; results by rank."""
-        return self._get([a.call.remote(method, *args, **kwargs) for a in self._actors])
+        name = self._method_name(method)
+        return self._get([a.call.remote(name, *args, **kwargs) for a in self._root._actors])
 
-    def run_rank(self, rank: int, method: str, *args: Any, **kwargs: Any) -> Any:
-        return self._get([self._actors[rank].call.remote(method, *args, **kwargs)])[0]
+    @overload
+    def run_rank(
+        self, rank: int, method: Callable[Concatenate[W, P], AsyncIterator[R]], /,
+        *args: P.args, **kwargs: P.kwargs,
+    ) -> list[R]: ...
 
-    def run_sharded(self, method: str, shards: Sequence[object], *args: Any) -> list[Any]:
-        """Call `method(shards[r], *args)` on rank r, for r < len(shards)."""
-        if len(shards) > len(self._actors):
-            raise ValueError(f"{len(shards)} shards for {len(self._actors)} workers")
-        refs = [self._actors[r].call.remote(method, s, *args) for r, s in enumerate(shards)]
-        return self._get(refs)
+    @overload
+    def run_rank(
+        self, rank: int, method: Callable[Concatenate[W, P], Coroutine[Any, Any, R]], /,
+        *args: P.args, **kwargs: P.kwargs,
+    ) -> R: ...
+
+    @overload
+    def run_rank(
+        self, rank: int, method: Callable[Concatenate[W, P], R], /,
+        *args: P.args, **kwargs: P.kwargs,
+    ) -> R: ...
+
+    @overload
+    @deprecated(
+        "calling workers by method name is deprecated; pass the Protocol's method object, "
+        "e.g. group.run_all(PolicyWorker.save_checkpoint, path)"
+    )
+    def run_rank(self, rank: int, method: str, /, *args: Any, **kwargs: Any) -> Any: ...
+
+    def run_rank(
+        self, rank: int, method: Callable[..., object] | str, /, *args: Any, **kwargs: Any
+    ) -> Any:
+        """Call `method` on one worker; its result."""
+        name = self._method_name(method)
+        return self._get([self._root._actors[rank].call.remote(name, *args, **kwargs)])[0]
+
+    @overload
+    def run_sharded(
+        self, method: Callable[Concatenate[W, S, P], AsyncIterator[R]], shards: Sequence[S], /,
+        *args: P.args, **kwargs: P.kwargs,
+    ) -> list[list[R]]: ...
+
+    @overload
+    def run_sharded(
+        self, method: Callable[Concatenate[W, S, P], Coroutine[Any, Any, R]],
+        shards: Sequence[S], /, *args: P.args, **kwargs: P.kwargs,
+    ) -> list[R]: ...
+
+    @overload
+    def run_sharded(
+        self, method: Callable[Concatenate[W, S, P], R], shards: Sequence[S], /,
+        *args: P.args, **kwargs: P.kwargs,
+    ) -> list[R]: ...
+
+    @overload
+    @deprecated(
+        "calling workers by method name is deprecated; pass the Protocol's method object, "
+        "e.g. group.run_all(PolicyWorker.save_checkpoint, path)"
+    )
+    def run_sharded(
+        self, method: str, shards: Sequence[object], /, *args: Any, **kwargs: Any
+    ) -> list[Any]: ...
+
+    def run_sharded(
+        self, method: Callable[..., object] | str, shards: Sequence[object], /,
+        *args: Any, **kwargs: Any,
+    ) -> Any:
+        """Call `method(shards[r], *args, **kwargs)` on rank r, for r < len(shards)."""
+        name = self._method_name(method)
+        actors = self._root._actors
+        if len(shards) > len(actors):
+            raise ValueError(f"{len(shards)} shards for {len(actors)} workers")
+        return self._get(
+            [actors[r].call.remote(name, s, *args, **kwargs) for r, s in enumerate(shards)]
+        )
+
+    def narrow(self, protocol: TypeForm[N]) -> RayWorkerGroup[N]:
+        """The same actors, typed by `protocol`: at once when the class was verified against
+        a Protocol that includes it; otherwise after verifying the class against it in its
+        own environment (once; `ContractError` listing every violation)."""
+        view: RayWorkerGroup[N] = object.__new__(RayWorkerGroup)
+        view.__dict__.update(self.__dict__)
+        view._typed_as(protocol)
+        return view
+
+    @property
+    def protocol(self) -> type:
+        """The Protocol this group's calls are typed by."""
+        return self._protocol
+
+    def _typed_as(self, protocol: object) -> None:
+        if not isinstance(protocol, type) or not is_protocol(protocol):
+            raise TypeError(f"a worker group is typed by a typing.Protocol class, not {protocol!r}")
+        root = self._root
+        if not any(extends(done, protocol) for done in root._verified):
+            verify_narrowing(self.fqn, protocol, self.builder.env)
+            root._verified.append(protocol)
+        self._protocol = protocol
+        self._members = members(protocol)
+
+    def _method_name(self, method: Callable[..., object] | str) -> str:
+        """The remote method's name; refused here unless it is a member of the Protocol."""
+        if isinstance(method, str):
+            warnings.warn(STRING_CALL_DEPRECATION, DeprecationWarning, stacklevel=3)
+            name = method
+        else:
+            name = getattr(method, "__name__", repr(method))
+        if name not in self._members:
+            raise WorkerCallError(self.fqn, protocol_ref(self._protocol), name)
+        return name
 
     def _get(self, refs: list[Any]) -> list[Any]:
         result: list[Any] = ray.get(refs)
@@ -340,10 +512,13 @@ class RayWorkerGroup:
 
     def shutdown(self, *, timeout_s: float = 30.0) -> None:
         """Ask workers to shut down, kill the actors, free the placement groups."""
+        if self._root is not self:  # a narrowed view: the group that owns the actors
+            self._root.shutdown(timeout_s=timeout_s)
+            return
         if self._released:
             return
         if self._actors:
-            refs = [a.call.remote("shutdown") for a in self._actors]
+            refs = [a.shutdown_worker.remote() for a in self._actors]
             try:
                 ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
             except RayError as err:  # a dead worker still gets killed below
@@ -363,6 +538,16 @@ class RayWorkerGroup:
             self.cluster.release(self.name_prefix)
             self._released = True
         _wait_gone(names)
+
+
+def _resolved_protocol(builder: RayWorkerBuilder) -> type | None:
+    """The Protocol the builder's class was verified against before allocation."""
+    if builder.protocol is None:
+        return None
+    protocol, unknown = load_protocol(builder.protocol)
+    if protocol is None:  # verify_check already refused such a reference
+        raise ImportError(unknown)
+    return protocol
 
 
 def _rendezvous_env_vars(slots: list[tuple[Any, int]]) -> dict[str, str]:

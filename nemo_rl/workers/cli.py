@@ -192,16 +192,16 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from contracts import INIT_CALLS, PROTOCOLS
+    from contracts import INIT_CALLS
     from contracts import check as check_contract
     from nemo_rl.workers.contract_check import import_class, isolated
     from nemo_rl.workers.fqn import fqn_problem
+    from nemo_rl.workers.protocols import load_protocol
 
-    protocol = PROTOCOLS.get(args.protocol)
+    protocol, unknown = load_protocol(args.protocol)
     if protocol is None:
         print(
-            f"nemo-rl-workers: unknown protocol {args.protocol!r}; "
-            f"known: {', '.join(sorted(PROTOCOLS))}",
+            f"nemo-rl-workers: unknown protocol {args.protocol!r}: {unknown}",
             file=err,
         )
         return EXIT_UNUSABLE

@@ -77,17 +77,18 @@ class WorkerCheck:
 def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
     """The check itself, run in the worker's environment; problems as plain tuples."""
     from contracts.protocols import PROTOCOLS
+    from nemo_rl.workers.protocols import load_protocol
 
     path, fqn = check.field_path, check.fqn
-    protocol = PROTOCOLS.get(check.protocol)
+    protocol, unknown = load_protocol(check.protocol)
     if protocol is None:
         return [
             (
                 path,
-                f"one of {', '.join(PROTOCOLS)}",
+                f"one of {', '.join(PROTOCOLS)} or a Protocol's FQN",
                 check.protocol,
-                f"{path}={fqn} must satisfy {check.protocol!r}, which is not a known contract "
-                f"(known: {', '.join(PROTOCOLS)}).",
+                f"{path}={fqn} must satisfy {check.protocol!r}, which is not a known contract: "
+                f"{unknown}.",
                 "contract",
             )
         ]

@@ -13,6 +13,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 
+from typing_extensions import is_protocol
+
+from nemo_rl.workers.protocols import extends, load_protocol, protocol_ref
+
 ENTRY_POINT_GROUP = "nemo_rl.workers"
 
 
@@ -68,6 +72,9 @@ class WorkerPlugin:
 
     rows: tuple[WorkerRow, ...] = ()
     environments: Mapping[str, ActorEnvironment] = field(default_factory=dict)
+    # Extension Protocols by worker FQN: the contract a class is verified against (and its
+    # worker group can be narrowed to) instead of its role's. Each must extend a role's.
+    protocols: Mapping[str, type] = field(default_factory=dict)
 
 
 class RegistryError(ValueError):
@@ -84,10 +91,14 @@ class WorkerRegistry:
     ) -> None:
         self._rows: dict[tuple[str, str, str | None], WorkerRow] = {}
         self._envs: dict[str, ActorEnvironment] = {}
+        self._protocols: dict[str, type] = {}
         self.add(WorkerPlugin(tuple(rows), dict(environments or {})), source="built-in")
 
     def add(self, plugin: WorkerPlugin, *, source: str) -> None:
-        """Add a plugin's rows and environments; a clash names both sources."""
+        """Add a plugin's rows, environments and Protocols; a clash names both sources.
+        Protocols are checked first, so a refused one leaves the registry as it was."""
+        for worker, protocol in plugin.protocols.items():
+            self._check_protocol(worker, protocol, plugin, source)
         for row in plugin.rows:
             if row.key in self._rows:
                 raise RegistryError(
@@ -106,6 +117,40 @@ class WorkerRegistry:
                     f"but it is already registered in {known.name!r}."
                 )
             self._envs[fqn] = env
+        self._protocols.update(plugin.protocols)
+
+    def _check_protocol(
+        self, fqn: str, protocol: object, plugin: WorkerPlugin, source: str
+    ) -> None:
+        """An extension Protocol must be a Protocol extending a role's, for a class with an
+        environment; anything else is refused here, before any config names the class."""
+        rows = [*self._rows.values(), *plugin.rows]
+        roles = {name: load_protocol(name)[0] for r in rows
+                 for name in (r.protocol, r.quant_protocol) if name is not None}
+        if not isinstance(protocol, type) or not is_protocol(protocol):
+            raise RegistryError(
+                f"{source} registers {protocol!r} as the Protocol of {fqn}, but it is not a "
+                "typing.Protocol class."
+            )
+        ref = protocol_ref(protocol)
+        if not any(role is not None and extends(protocol, role) for role in roles.values()):
+            raise RegistryError(
+                f"{source} registers Protocol {ref} for {fqn}, but it does not extend a role's "
+                f"Protocol ({', '.join(roles)}); declare it as "
+                f"`class {protocol.__name__}(<the role's Protocol>, Protocol)`."
+            )
+        row_fqns = {f for r in plugin.rows for f in (r.default_fqn, r.quantized_fqn)}
+        if fqn not in self._envs and fqn not in plugin.environments and fqn not in row_fqns:
+            raise RegistryError(
+                f"{source} registers Protocol {ref} for {fqn}, which has no actor environment; "
+                "register its environment in the same plugin."
+            )
+        known = self._protocols.get(fqn)
+        if known is not None and known is not protocol:
+            raise RegistryError(
+                f"{source} registers Protocol {ref} for {fqn}, but it is already registered "
+                f"with {protocol_ref(known)}."
+            )
 
     def row(self, role: str, backend: str, mode: str | None = None) -> WorkerRow | None:
         return self._rows.get((role, backend, mode))
@@ -118,6 +163,10 @@ class WorkerRegistry:
 
     def environment_of(self, fqn: str) -> ActorEnvironment | None:
         return self._envs.get(fqn)
+
+    def protocol_of(self, fqn: str) -> type | None:
+        """The extension Protocol registered for `fqn`, if any."""
+        return self._protocols.get(fqn)
 
     def owner_of(self, fqn: str) -> tuple[WorkerRow, bool] | None:
         """The row whose default (False) or quantized (True) class is `fqn`."""

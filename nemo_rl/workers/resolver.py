@@ -21,6 +21,7 @@ from nemo_rl.config.sections import (
 )
 from nemo_rl.errors import Problem, WorkerConfigError, raise_if_any, show
 from nemo_rl.workers.fqn import fqn_problem
+from nemo_rl.workers.protocols import extends, load_protocol, protocol_ref
 from nemo_rl.workers.registry import ActorEnvironment, WorkerRegistry, WorkerRow, default_registry
 
 Source = Literal["default", "quant-auto", "config", "constructor"]
@@ -230,6 +231,9 @@ def _select(
         fqn: str, rule: str, src: Source, warnings: tuple[str, ...] = (), base: str | None = None
     ) -> Resolution:
         protocol = row.quant_protocol if quant is not None and row.quant_protocol else row.protocol
+        extension = registry.protocol_of(fqn)
+        if extension is not None:
+            protocol = _extension_protocol(extension, protocol, path, fqn)
         env = registry.environment_of(fqn)
         assert env is not None
         return Resolution(
@@ -304,6 +308,28 @@ def _select(
             ]
         )
     return done(configured, "R2", source, base=row.default_fqn)
+
+
+def _extension_protocol(extension: type, required: str, path: str, fqn: str) -> str:
+    """The registered extension Protocol's reference, if it extends the one this section
+    requires (a policy extension's Protocol is no use to a generation section)."""
+    role, _ = load_protocol(required)
+    ref = protocol_ref(extension)
+    if role is None or not extends(extension, role):
+        raise WorkerConfigError(
+            [
+                Problem(
+                    f"{path}.{FIELD}",
+                    f"a class whose registered Protocol extends {required}",
+                    fqn,
+                    f"{path}.{FIELD}={fqn} is registered with Protocol {ref}, which does not "
+                    f"extend {required} that this section requires; use the class in a section "
+                    f"of its role, or register a Protocol derived from {required}.",
+                    rule="R2",
+                )
+            ]
+        )
+    return ref
 
 
 def _mismatch(

@@ -4,9 +4,11 @@
 
 Builds `Policy` from the config (the extension comes from
 `policy.worker_extension_cls_fqn`, never from a constructor argument) on a local
-CPU Ray cluster, or on the cluster at RAY_ADDRESS when that is set. Then it calls
-the extension's new method `get_weight_norm` on every worker, trains one step,
-calls it again, prints both, and shuts everything down it started.
+CPU Ray cluster, or on the cluster at RAY_ADDRESS when that is set. The class was
+verified against its registered Protocol `WeightNormWorker` before any actor
+started, so the worker group narrows to it at once, and `get_weight_norm` is called
+typed on every worker: once, then after one training step. It prints both and shuts
+everything down it started.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from template_project.protocols import WeightNormWorker
+
 from contracts.types import TrainBatch
 from nemo_rl.config.loader import load_config
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CONFIG = HERE / "configs" / "single_update.yaml"
-NEW_METHOD = "get_weight_norm"
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,12 @@ def single_update(config_path: str | Path = DEFAULT_CONFIG) -> UpdateResult:
     policy: Policy | None = None
     try:
         policy = Policy(cluster, config["policy"], name_prefix="template_policy")
-        # The worker group reaches every rank; the extension's method needs no driver code.
-        before = [float(n) for n in policy.worker_group.run_all(NEW_METHOD)]
+        # Typed by the extension's Protocol: both checkers know get_weight_norm() -> float.
+        workers = policy.worker_group.narrow(WeightNormWorker)
+        before = workers.run_all(WeightNormWorker.get_weight_norm)
         vocab = int(config["policy"]["tiny_model"]["vocab_size"])
         result = policy.train(_batch(2 * policy.world_size, vocab))
-        after = [float(n) for n in policy.worker_group.run_all(NEW_METHOD)]
+        after = workers.run_all(WeightNormWorker.get_weight_norm)
         return UpdateResult(policy.fqn, policy.plan.resolution.rule, result["loss"], before, after)
     finally:
         if policy is not None:
@@ -85,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"worker class: {done.fqn} (rule {done.rule})")
     print(f"one training step: loss {done.loss:.4f}")
     for rank, (old, new) in enumerate(zip(done.norms_before, done.norms_after, strict=True)):
-        print(f"rank {rank}: {NEW_METHOD}() {old:.4f} -> {new:.4f} (changed by {new - old:+.4f})")
+        change = f"{old:.4f} -> {new:.4f} (changed by {new - old:+.4f})"
+        print(f"rank {rank}: get_weight_norm() {change}")
     return 0 if all(a != b for a, b in zip(done.norms_before, done.norms_after, strict=True)) else 1
 
 

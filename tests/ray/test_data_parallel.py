@@ -7,14 +7,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 import ray
 import torch
 from ray.exceptions import RayTaskError
 
-from contracts.types import LogprobResult, TrainBatch, TrainResult
+from contracts.protocols import PolicyWorker
+from contracts.types import TrainBatch, TrainResult
 from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.data_parallel import DataParallelError, DataParallelGroup
 from nemo_rl.distributed.rendezvous import MASTER_ADDR_ENV, MASTER_PORT_ENV, TIMEOUT_ENV
@@ -44,7 +45,7 @@ class Pair:
         """Each rank's log-probabilities of the whole PROBE batch."""
         group = self.policy.worker_group
         results = [
-            cast(LogprobResult, group.run_rank(rank, "get_logprobs", {"input_ids": PROBE}))
+            group.run_rank(rank, PolicyWorker.get_logprobs, {"input_ids": PROBE})
             for rank in range(self.policy.world_size)
         ]
         return [r["logprobs"] for r in results]
@@ -146,7 +147,7 @@ def test_a_rank_stepping_alone_fails_after_the_configured_timeout(
     try:
         start = time.monotonic()
         with pytest.raises(RayTaskError) as info:
-            policy.worker_group.run_rank(0, "train", {"input_ids": [[1, 2, 3]]})
+            policy.worker_group.run_rank(0, PolicyWorker.train, {"input_ids": [[1, 2, 3]]})
         assert time.monotonic() - start < 20
         assert isinstance(info.value.cause, DataParallelError)
         assert "rank 0 of 2" in str(info.value.cause)

@@ -13,6 +13,7 @@ import pytest
 import ray
 
 from contracts.calltime import ContractCallError
+from contracts.protocols import PolicyWorker
 from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import (
     live_placement_group_count,
@@ -126,7 +127,8 @@ def test_deprecated_argument_works_with_a_warning(ray_cluster: None) -> None:
         assert AUTOMODEL_DEFAULT in str(info.value)
         # Call-time contracts are on inside this actor: a mistyped batch names the method.
         with pytest.raises(ContractCallError, match="PolicyWorker.get_logprobs"):
-            policy.worker_group.run_rank(0, "get_logprobs", {"input_ids": "not rows"})
+            not_rows: Any = {"input_ids": "not rows"}  # mistyped on purpose, past the checkers
+            policy.worker_group.run_rank(0, PolicyWorker.get_logprobs, not_rows)
     finally:
         policy.shutdown()
         cluster.shutdown()

@@ -19,6 +19,24 @@ REQUIRED: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset({"deprecated"}),
         frozenset({"deprecated"}),
     ),
+    # Typed worker calls (issue 11): each mistake fails in both checkers.
+    "worker_call_misspelled_method.py": (
+        frozenset({"attr-defined"}),
+        frozenset({"missing-attribute"}),
+    ),
+    "worker_call_wrong_arguments.py": (
+        frozenset({"call-overload", "call-arg"}),
+        frozenset({"no-matching-overload"}),
+    ),
+    "worker_call_result_wrong_type.py": (
+        frozenset({"assignment", "attr-defined", "call-overload"}),
+        frozenset({"bad-assignment", "missing-attribute"}),
+    ),
+    "worker_call_not_narrowed.py": (
+        frozenset({"call-overload", "return-value"}),
+        frozenset({"no-matching-overload", "bad-return"}),
+    ),
+    "worker_call_by_name.py": (frozenset({"deprecated"}), frozenset({"deprecated"})),
 }
 
 
@@ -40,8 +58,8 @@ def test_required_case_fails_with_its_codes(name: str, static_run: StaticRun) ->
     assert pyrefly_codes <= _union(static_run.pyrefly.get(name, {}))
 
 
-def test_stub_usage_checks_clean(static_run: StaticRun) -> None:
-    name = "vllm_usage_ok.py"
+@pytest.mark.parametrize("name", ["vllm_usage_ok.py", "worker_call_ok.py"])
+def test_clean_cases_check_clean(name: str, static_run: StaticRun) -> None:
     assert (CASES / name).exists()
     assert name not in static_run.mypy
     assert name not in static_run.pyrefly

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any, cast, overload
+from typing import Any, overload
 
 from typing_extensions import deprecated
 
 from contracts.init_call import POLICY_INIT
+from contracts.protocols import PolicyWorker, QuantPolicyWorker
 from contracts.types import (
     LogprobBatch,
     LogprobResult,
@@ -110,8 +111,9 @@ class Policy:
         builder = RayWorkerBuilder.from_resolution(
             self.plan.resolution, self.plan.section, enforce_contracts=enforce_contracts
         )
-        self.worker_group = RayWorkerGroup(
-            cluster, builder, name_prefix=name_prefix, num_workers=cluster.world_size()
+        self.worker_group: RayWorkerGroup[PolicyWorker] = RayWorkerGroup(
+            cluster, builder, protocol=PolicyWorker, name_prefix=name_prefix,
+            num_workers=cluster.world_size(),
         )
         self.plan.commit()
 
@@ -162,7 +164,7 @@ class Policy:
             mask_shards += [empty] * (self.world_size - len(mask_shards))
             for shard, mask in zip(shards, mask_shards, strict=True):
                 shard["loss_mask"] = mask
-        results = cast(list[TrainResult], self.worker_group.run_sharded("train", shards))
+        results = self.worker_group.run_sharded(PolicyWorker.train, shards)
         # Each rank reports the global mean (num_tokens is its own share), so weighting by
         # num_tokens gives that mean back; it is also right for ranks that train alone.
         tokens = sum(r["num_tokens"] for r in results)
@@ -181,7 +183,7 @@ class Policy:
         """Per-token log-probabilities, sharded by rows and reassembled in order."""
         rows = shard_rows(batch["input_ids"], self.world_size)
         shards = [LogprobBatch(input_ids=s) for s in rows]
-        results = cast(list[LogprobResult], self.worker_group.run_sharded("get_logprobs", shards))
+        results = self.worker_group.run_sharded(PolicyWorker.get_logprobs, shards)
         return LogprobResult(logprobs=[row for r in results for row in r["logprobs"]])
 
     def get_quantizer_stats(self) -> QuantizerStats:
@@ -195,7 +197,8 @@ class Policy:
                          f"{resolution.fqn}; set {resolution.section}.quant_cfg "
                          "(e.g. INT8_DEFAULT_CFG).", rule="R6")]
             )
-        results = cast(list[QuantizerStats], self.worker_group.run_all("get_quantizer_stats"))
+        quantized = self.worker_group.narrow(QuantPolicyWorker)  # R6 verified it already
+        results = quantized.run_all(QuantPolicyWorker.get_quantizer_stats)
         return QuantizerStats(
             total=sum(r["total"] for r in results),
             enabled=sum(r["enabled"] for r in results),
@@ -206,10 +209,10 @@ class Policy:
 
     def save_checkpoint(self, path: str) -> None:
         """Every rank is called (collective checkpoints); the reference workers write on rank 0."""
-        self.worker_group.run_all("save_checkpoint", path)
+        self.worker_group.run_all(PolicyWorker.save_checkpoint, path)
 
     def load_checkpoint(self, path: str) -> None:
-        self.worker_group.run_all("load_checkpoint", path)
+        self.worker_group.run_all(PolicyWorker.load_checkpoint, path)
 
     def shutdown(self) -> None:
         self.worker_group.shutdown()

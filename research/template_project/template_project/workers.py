@@ -10,7 +10,8 @@ from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolic
 
 
 class TemplateAutomodelPolicyWorker(AutomodelPolicyWorker):
-    """Adds `get_weight_norm`, callable on every rank through the policy's worker group."""
+    """Adds `get_weight_norm` (the `WeightNormWorker` contract), callable on every rank
+    through the policy's worker group narrowed to that Protocol."""
 
     def get_weight_norm(self) -> float:
         """The L2 norm over all trainable parameters of this rank's model."""
@@ -20,8 +21,9 @@ class TemplateAutomodelPolicyWorker(AutomodelPolicyWorker):
 
 
 if TYPE_CHECKING:
-    from contracts.protocols import PolicyWorker
+    from template_project.protocols import WeightNormWorker
 
     # Nothing runs here: mypy and pyrefly check the extension against the contract the
-    # trainer calls, so a method whose signature drifts fails type checking in CI.
-    _contract: type[PolicyWorker] = TemplateAutomodelPolicyWorker
+    # trainer calls (PolicyWorker and get_weight_norm), so a method whose signature
+    # drifts fails type checking in CI.
+    _contract: type[WeightNormWorker] = TemplateAutomodelPolicyWorker

@@ -10,9 +10,17 @@ from __future__ import annotations
 import importlib.util
 import logging
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, TypeVar
+
+from typing_extensions import TypeForm
 
 from contracts.init_call import GENERATION_INIT
+from contracts.protocols import (
+    AsyncGenerationWorker,
+    GenerationWorker,
+    QuantAsyncGenerationWorker,
+    QuantGenerationWorker,
+)
 from contracts.types import (
     EngineArgs,
     GenerationBatch,
@@ -28,6 +36,8 @@ from nemo_rl.pipeline import WorkerPlan, plan_generation
 from nemo_rl.workers.registry import WorkerRegistry
 
 logger = logging.getLogger(__name__)
+
+G = TypeVar("G")
 
 
 def vllm_unavailable_reason() -> str | None:
@@ -77,9 +87,18 @@ class VllmGeneration:
             init_kwargs={"defer_model_load": defer_model_load},
             enforce_contracts=enforce_contracts,
         )
-        self.worker_group = RayWorkerGroup(
-            cluster, builder, name_prefix=name_prefix, bundles_per_worker=tp
-        )
+        def start(protocol: TypeForm[G]) -> RayWorkerGroup[G]:
+            return RayWorkerGroup(cluster, builder, protocol=protocol, name_prefix=name_prefix,
+                                  bundles_per_worker=tp)
+
+        # One of the two, by mode: the sync and async Protocols share no call to type by.
+        self._sync: RayWorkerGroup[GenerationWorker] | None = None
+        self._async: RayWorkerGroup[AsyncGenerationWorker] | None = None
+        self.worker_group: RayWorkerGroup[GenerationWorker] | RayWorkerGroup[AsyncGenerationWorker]
+        if self.mode == "async":
+            self.worker_group = self._async = start(AsyncGenerationWorker)
+        else:
+            self.worker_group = self._sync = start(GenerationWorker)
         self.plan.commit()
 
     @property
@@ -92,11 +111,16 @@ class VllmGeneration:
 
     def get_engine_args(self) -> EngineArgs:
         """The vLLM engine arguments rank 0 uses (or would use, when deferred)."""
-        return cast(EngineArgs, self.worker_group.run_rank(0, "get_engine_args"))
+        if self._async is not None:
+            return self._async.run_rank(0, AsyncGenerationWorker.get_engine_args)
+        return self._sync_group().run_rank(0, GenerationWorker.get_engine_args)
 
     def load_model(self) -> None:
         """Build the engines now (after a deferred start)."""
-        self.worker_group.run_all("load_model_async" if self.is_async else "load_model")
+        if self._async is not None:
+            self._async.run_all(AsyncGenerationWorker.load_model_async)
+        else:
+            self._sync_group().run_all(GenerationWorker.load_model)
         self.deferred = False
 
     def generate(self, batch: GenerationBatch, greedy: bool = False) -> GenerationResult:
@@ -112,15 +136,13 @@ class VllmGeneration:
             GenerationBatch(prompt_token_ids=s, max_new_tokens=batch["max_new_tokens"])
             for s in shard_rows(prompts, self.worker_group.world_size)
         ]
-        if not self.is_async:
-            results = cast(list[GenerationResult],
-                           self.worker_group.run_sharded("generate", shards, greedy))
+        if self._async is None:
+            results = self._sync_group().run_sharded(GenerationWorker.generate, shards, greedy)
             return GenerationResult(
                 output_token_ids=[row for r in results for row in r["output_token_ids"]],
                 logprobs=[row for r in results for row in r["logprobs"]],
             )
-        per_worker = cast(list[list[GenerationSample]],
-                          self.worker_group.run_sharded("generate_async", shards, greedy))
+        per_worker = self._async.run_sharded(AsyncGenerationWorker.generate_async, shards, greedy)
         ordered: list[GenerationSample] = []
         for samples in per_worker:  # each worker yields in completion order
             ordered.extend(sorted(samples, key=lambda s: s["index"]))
@@ -130,7 +152,16 @@ class VllmGeneration:
         )
 
     def get_quantizer_stats(self) -> QuantizerStats:
-        return cast(QuantizerStats, self.worker_group.run_rank(0, "get_quantizer_stats"))
+        """ModelOpt quantizer counts of rank 0; the class was verified as quantized (R6)."""
+        if self._async is not None:
+            quantized_async = self._async.narrow(QuantAsyncGenerationWorker)
+            return quantized_async.run_rank(0, QuantAsyncGenerationWorker.get_quantizer_stats)
+        quantized = self._sync_group().narrow(QuantGenerationWorker)
+        return quantized.run_rank(0, QuantGenerationWorker.get_quantizer_stats)
+
+    def _sync_group(self) -> RayWorkerGroup[GenerationWorker]:
+        assert self._sync is not None, "one of the two groups is started"
+        return self._sync
 
     def shutdown(self) -> None:
         self.worker_group.shutdown()
