@@ -172,3 +172,40 @@ def test_every_corpus_dtensor_config_is_rejected_with_the_rename(
                 check_outdated_config(result)
             assert info.value.problems == tuple(problems)
     assert rejected >= 270
+
+
+def test_value_and_reward_model_sections_are_visited_as_upstream_does() -> None:
+    # Upstream parity: the PPO value model and the reward-model environment hold the same
+    # backend blocks; stale keys there are refused too, with their own paths.
+    config = {
+        "policy": policy(automodel_cfg=AUTOMODEL_ON),
+        "value": {"model_name": "v", "dtensor_cfg": {"_v2": True, "enabled": True}},
+        "env": {
+            "reward_model": {"automodel_cfg": {"_v2": False, "enabled": True}},
+            "math": {"dtensor_cfg": {"enabled": True}},  # not a model section
+        },
+    }
+    snapshot = copy.deepcopy(config)
+    with pytest.raises(WorkerConfigError) as caught:
+        check_outdated_config(config)
+    assert rules(list(caught.value.problems)) == [
+        ("outdated.rename", "value.dtensor_cfg"),
+        ("outdated.v2", "value.dtensor_cfg._v2"),
+        ("outdated.v2", "env.reward_model.automodel_cfg._v2"),
+    ]
+    assert caught.value.problems[0].message == (
+        "value.dtensor_cfg has been renamed to value.automodel_cfg; "
+        "rename the key, its contents are unchanged."
+    )
+    assert config == snapshot
+
+
+def test_value_and_reward_model_are_not_held_to_the_worker_backend_rule() -> None:
+    # No worker of this project runs them, so only the stale-key rules apply there.
+    config = {
+        "policy": policy(automodel_cfg=AUTOMODEL_ON),
+        "value": {"model_name": "v"},
+        "env": {"reward_model": {"megatron_cfg": {"enabled": True},
+                                 "automodel_cfg": {"enabled": True}}},
+    }
+    assert outdated_config_problems(config) == []
