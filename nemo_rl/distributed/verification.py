@@ -58,8 +58,11 @@ def verify_worker_class(
     verify_check(check, resolution.env)
 
 
-def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
-    """Run (or recall) one verification; raise WorkerConfigError on any problem."""
+def verify_check(check: WorkerCheck, env: ActorEnvironment, *, node_id: str | None = None) -> None:
+    """Run (or recall) one verification; raise WorkerConfigError on any problem.
+
+    `node_id`: where a non-driver environment's check runs (a node the actors will use);
+    anywhere when None."""
     global _runs
     key = (
         check.fqn,
@@ -78,16 +81,19 @@ def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
             if env.is_driver:
                 fields = check_worker_class(check)
             else:
-                fields = _check_in_environment(check, env)
+                fields = _check_in_environment(check, env, node_id)
             cached = tuple(Problem(*f) for f in fields)
             _cache[key] = cached
     raise_if_any(cached)
 
 
-def _check_in_environment(check: WorkerCheck, env: ActorEnvironment) -> list[ProblemFields]:
+def _check_in_environment(
+    check: WorkerCheck, env: ActorEnvironment, node_id: str | None = None
+) -> list[ProblemFields]:
     """One CPU-only Ray task in the class's environment; bounded by a timeout."""
     import ray
     from ray.exceptions import GetTimeoutError, RayError
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     path = check.field_path
     executable = env.python
@@ -99,7 +105,10 @@ def _check_in_environment(check: WorkerCheck, env: ActorEnvironment) -> list[Pro
                  "or fix its registration.", "environment")]
     timeout = float(os.environ.get(VERIFY_TIMEOUT_ENV, DEFAULT_VERIFY_TIMEOUT_S))
     task = ray.remote(num_cpus=0, max_retries=0)(check_worker_class)
-    ref = task.options(runtime_env={"py_executable": executable}).remote(check)
+    options: dict[str, Any] = {"runtime_env": {"py_executable": executable}}
+    if node_id is not None:
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    ref = task.options(**options).remote(check)
     try:
         result: list[ProblemFields] = ray.get(ref, timeout=timeout)
     except GetTimeoutError:
