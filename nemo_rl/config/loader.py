@@ -13,6 +13,11 @@ Semantics follow upstream NeMo-RL's `load_config_with_inheritance`:
 - Overrides are `dotted.key=value` (the key must exist), `+dotted.key=value` (the
   key must not exist) or `++dotted.key=value` (set or add); values are YAML.
 
+Within one process, a file is parsed once and a parent merged over its own `defaults:`
+once, reused while every file it read is unchanged (path, mtime, size); `${...}` is
+resolved by OmegaConf on just the nodes interpolation touches (`interpolation.py`). The
+answers and errors are those of loading everything anew (tests compare on the corpus).
+
 Configs are untrusted input. Every way a file can be unusable (missing, too big,
 not UTF-8, not YAML, an alias bomb, an interpolation bomb, a `defaults:` cycle, a
 parent outside `root`, a top level that is not a mapping) raises ConfigLoadError
@@ -105,6 +110,8 @@ class _Session:
     root: Path | None
     parsed: dict[Path, _Parsed] = field(default_factory=dict)
     files_loaded: int = 0
+    # For each parent being merged: the files it reads (as named) and the longest chain.
+    trail: list[tuple[list[str], list[int]]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- files
@@ -377,9 +384,94 @@ def _check_root(session: _Session, real: Path, shown: str, what: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _MergedParent:
+    """A parent file with its whole `defaults:` chain merged, and what that depended on."""
+
+    merged: _Parsed
+    files: tuple[tuple[str, Path, int, int], ...]  # (path as named, real path, mtime, size)
+    count: int  # files loaded, repeats included (MAX_FILES)
+    depth: int  # how many levels of `defaults:` lie below it (MAX_DEFAULTS_DEPTH)
+
+
+_MERGED: dict[tuple[str, Path | None], _MergedParent] = {}
+_MERGED_MAX = 512
+
+
+def _signature(named: str) -> tuple[str, Path, int, int] | None:
+    try:
+        real = Path(named).resolve()
+        st = real.stat()
+    except (OSError, RuntimeError):
+        return None
+    return named, real, st.st_mtime_ns, st.st_size
+
+
+def _reusable(
+    session: _Session, path: Path, chain: tuple[tuple[Path, str], ...]
+) -> _MergedParent | None:
+    """A merged parent from an earlier load, when using it gives exactly what loading it
+    again would: every file unchanged, no cycle through the current chain, and the file
+    and depth limits not reached (else the uncached load reports them as it always did)."""
+    entry = _MERGED.get((str(path), session.root))
+    if entry is None:
+        return None
+    above = {real for real, _ in chain[:-1]}
+    if any(_signature(named) != (named, real, mtime, size)
+           or real in above for named, real, mtime, size in entry.files):
+        return None
+    if session.files_loaded + entry.count > MAX_FILES:
+        return None
+    if entry.depth and len(chain) + entry.depth - 1 >= MAX_DEFAULTS_DEPTH:
+        return None
+    return entry
+
+
 def _load_chain(session: _Session, path: Path, chain: tuple[tuple[Path, str], ...]) -> _Parsed:
+    """`path` merged over its `defaults:` chain. A parent (not the file asked for) is
+    reused from an earlier load when that is exactly equivalent: hundreds of recipes
+    share a handful of parents."""
+    if len(chain) == 1:
+        return _load_chain_uncached(session, path, chain)
+    entry = _reusable(session, path, chain)
+    if entry is not None:
+        session.files_loaded += entry.count
+        for outer_files, outer_deepest in session.trail:  # enclosing parents depend on it too
+            outer_files.extend(named for named, _, _, _ in entry.files)
+            outer_deepest[0] = max(outer_deepest[0], len(chain) + entry.depth)
+        return entry.merged
+    count_before = session.files_loaded
+    files: list[str] = []
+    deepest = [len(chain)]
+    session.trail.append((files, deepest))
+    try:
+        merged = _load_chain_uncached(session, path, chain)
+    finally:
+        session.trail.pop()
+    for outer_files, outer_deepest in session.trail:
+        outer_files.extend(files)
+        outer_deepest[0] = max(outer_deepest[0], deepest[0])
+    signatures = [_signature(named) for named in dict.fromkeys(files)]
+    if all(sig is not None for sig in signatures):
+        if len(_MERGED) >= _MERGED_MAX:
+            _MERGED.clear()
+        _MERGED[(str(path), session.root)] = _MergedParent(
+            merged,
+            tuple(sig for sig in signatures if sig is not None),
+            session.files_loaded - count_before,
+            deepest[0] - len(chain),
+        )
+    return merged
+
+
+def _load_chain_uncached(
+    session: _Session, path: Path, chain: tuple[tuple[Path, str], ...]
+) -> _Parsed:
     shown = chain[-1][1]
     real = path.resolve()
+    for files, deepest in session.trail:
+        files.append(str(path))
+        deepest[0] = max(deepest[0], len(chain))
     parsed = session.parsed.get(real)
     if parsed is None:
         parsed = session.parsed[real] = _parse_cached(path, real, shown)

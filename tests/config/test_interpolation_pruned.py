@@ -1,9 +1,10 @@
-"""Resolving only what interpolation touches gives exactly OmegaConf's whole-config answers.
+"""The fast loading path gives exactly the answers of the path every config took before.
 
-The reference is the path every config took before: OmegaConf over the whole merged
-config (`resolve_pruned` patched to decline). Compared on every corpus file, as
-found and migrated, cold and with every cache warm, and on the shapes of
-interpolation the corpus does not hold.
+Fast: merged parents reused across loads, and `${...}` resolved by OmegaConf on only the
+part of the config interpolation touches. Reference: every parent merged anew and OmegaConf
+over the whole merged config (both caches declined). Compared on every corpus file, as
+found and migrated, cold and with every cache warm, and on the shapes of interpolation and
+`defaults:` the corpus does not hold.
 """
 
 from __future__ import annotations
@@ -32,15 +33,24 @@ def _outcome(path: Path) -> Outcome:
     return ("ok", repr(config), lines)
 
 
+class _Forgetful(dict[Any, Any]):
+    """A cache that never keeps anything."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        return None
+
+
 def _whole_only(monkeypatch: pytest.MonkeyPatch) -> None:
     def decline(*_args: object) -> None:
         return None
 
     monkeypatch.setattr(loader, "resolve_pruned", decline)
+    monkeypatch.setattr(loader, "_MERGED", _Forgetful())
 
 
 def _compare(files: list[Path], monkeypatch: pytest.MonkeyPatch) -> int:
     interpolation._RESOLVED.clear()
+    loader._MERGED.clear()
     cold = {f: _outcome(f) for f in files}
     warm = {f: _outcome(f) for f in files}
     with monkeypatch.context() as patch:
@@ -131,3 +141,37 @@ def test_a_loaded_config_shares_nothing_with_the_caches(tmp_path: Path) -> None:
     first["b"]["k"].append(99)
     first["a"]["k"].append(98)
     assert load_config(path) == {"a": {"k": [1, 2]}, "b": {"k": [1, 2]}}
+
+
+def test_a_changed_parent_is_read_again(tmp_path: Path) -> None:
+    (tmp_path / "base.yaml").write_text("a: 1\nb: ${a}\n")
+    (tmp_path / "mid.yaml").write_text("defaults: base.yaml\nc: 2\n")
+    (tmp_path / "one.yaml").write_text("defaults: mid.yaml\n")
+    (tmp_path / "two.yaml").write_text("defaults: mid.yaml\nc: 3\n")
+    assert load_config(tmp_path / "one.yaml") == {"a": 1, "b": 1, "c": 2}
+    assert load_config(tmp_path / "two.yaml") == {"a": 1, "b": 1, "c": 3}  # mid reused
+    (tmp_path / "base.yaml").write_text("a: 10\nb: ${a}\nd: new\n")
+    assert load_config(tmp_path / "two.yaml") == {"a": 10, "b": 10, "c": 3, "d": "new"}
+
+
+def test_a_reused_parent_still_reports_a_cycle_and_the_depth_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "base.yaml").write_text("a: 1\n")
+    (tmp_path / "mid.yaml").write_text("defaults: base.yaml\n")
+    (tmp_path / "top.yaml").write_text("defaults: mid.yaml\n")
+    assert load_config(tmp_path / "top.yaml") == {"a": 1}  # mid is now a reusable parent
+    (tmp_path / "base.yaml").write_text("defaults: top.yaml\na: 1\n")
+    got = _outcome(tmp_path / "top.yaml")
+    with monkeypatch.context() as patch:
+        _whole_only(patch)
+        assert got == _outcome(tmp_path / "top.yaml")
+    assert got[0] == "error" and got[1] == "cycle"
+    (tmp_path / "base.yaml").write_text("a: 1\n")
+    assert load_config(tmp_path / "top.yaml") == {"a": 1}  # mid reusable again
+    monkeypatch.setattr(loader, "MAX_DEFAULTS_DEPTH", 2)
+    got = _outcome(tmp_path / "top.yaml")
+    with monkeypatch.context() as patch:
+        _whole_only(patch)
+        assert got == _outcome(tmp_path / "top.yaml")
+    assert got[0] == "error" and got[1] == "too-deep"
