@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test pytest typecheck lint bench clean
+.PHONY: setup run test test-cluster pytest typecheck lint bench clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,15 @@ typecheck: setup
 pytest: setup
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest ran no test; failing" >&2; exit 1; fi; \
+	exit $$rc
+
+# A real 3-node Ray cluster on this machine (ray.cluster_utils.Cluster), in its own pytest
+# process: it cannot share one with the suite's session cluster. Over 90 s, so not in `test`.
+test-cluster: setup
+	@mkdir -p /tmp/ray-cluster-tests
+	@RAY_TMPDIR=$${RAY_TMPDIR:-/tmp/ray-cluster-tests} NEMO_RL_CLUSTER_TESTS=1 \
+	$(PY) -m pytest tests/cluster $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-cluster: pytest ran no test; failing" >&2; exit 1; fi; \
 	exit $$rc
 
 lint: setup

@@ -3,7 +3,9 @@
 A temporary copy of the corpus (`../shared/corpus/nemo-rl/examples/configs`) is migrated
 in place with `nemo_rl.config.migrate`, then one `check --json` process reads every file,
 with and without `--no-verify` (verification imports each resolved worker class, torch
-included). Figures: configs per second, total wall and the check process's peak memory.
+included), side by side with `python -c "import torch"`, round after round. Figures:
+configs per second, wall and CPU seconds (medians), the check process's peak memory, and
+each mode's ratio to `import torch` (goals: `--no-verify` <= 2.5, with verification <= 4).
 Skipped, with a note, when the corpus is absent. Run with `python -m bench.bench_corpus`.
 """
 
@@ -12,16 +14,19 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from bench.bench_support import CORPUS, child_env, print_table, run_child
+from bench.bench_support import CORPUS, ChildRun, child_env, print_table, ratio, run_child
 from nemo_rl.config.migrate import run_migrate
 
 MODES = (("check --no-verify", ("--no-verify",)), ("check (verify)", ()))
+GOALS = {"check --no-verify": 2.5, "check (verify)": 4.0}
+ROUNDS = 3
 
 
 def _migrated_copy(tmp: Path) -> tuple[list[Path], float]:
@@ -36,7 +41,9 @@ def _migrated_copy(tmp: Path) -> tuple[list[Path], float]:
     return sorted(copy.rglob("*.yaml")), seconds
 
 
-def _check(files: list[Path], flags: tuple[str, ...], hf_home: Path) -> dict[str, object]:
+def _check(
+    files: list[Path], flags: tuple[str, ...], hf_home: Path
+) -> tuple[ChildRun, dict[str, object]]:
     argv = [sys.executable, "-m", "nemo_rl.workers", "check", "--json", *flags,
             *map(str, files)]
     run = run_child(argv, env=child_env(HF_HOME=str(hf_home)), timeout_s=300)
@@ -47,11 +54,8 @@ def _check(files: list[Path], flags: tuple[str, ...], hf_home: Path) -> dict[str
     outcome = Counter(
         "unusable" if r["error"] else ("problems" if r["problems"] else "ok") for r in reports
     )
-    return {
+    return run, {
         "configs": len(reports),
-        "wall_s": round(run.wall_s, 2),
-        "configs_per_s": round(len(reports) / run.wall_s, 1),
-        "max_rss_mb": round(run.max_rss_mb, 1),
         "ok": outcome["ok"],
         "problems": outcome["problems"],
         "unusable": outcome["unusable"],
@@ -59,25 +63,63 @@ def _check(files: list[Path], flags: tuple[str, ...], hf_home: Path) -> dict[str
     }
 
 
+def _import_torch() -> ChildRun:
+    run = run_child([sys.executable, "-c", "import torch"], env=child_env(), timeout_s=120)
+    if run.returncode != 0:
+        raise RuntimeError(f"import torch failed: {run.stderr[-500:]}")
+    return run
+
+
 def main() -> dict[str, object]:
-    """Migrate a copy of the corpus, check it in one process per mode; print and return it."""
+    """Migrate a copy of the corpus, check it beside `import torch`; print and return it."""
     if not CORPUS.is_dir():
-        note = f"skipped: corpus not present at {CORPUS.resolve()}"
+        note = f"skipped: corpus not present at {CORPUS}"
         print(f"Corpus throughput: {note}")
         return {"name": "corpus", "skipped": note}
+    runs: dict[str, list[ChildRun]] = {"import torch": [], **{mode: [] for mode, _ in MODES}}
+    outcomes: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
         files, migrate_s = _migrated_copy(Path(tmp))
-        rows = {mode: _check(files, flags, Path(tmp) / "hf_home") for mode, flags in MODES}
+        for _ in range(ROUNDS):  # interleaved, so a busy spell hits every case alike
+            runs["import torch"].append(_import_torch())
+            for mode, flags in MODES:
+                run, outcome = _check(files, flags, Path(tmp) / "hf_home")
+                runs[mode].append(run)
+                outcomes[mode] = outcome
+    wall = {case: statistics.median(r.wall_s for r in rs) for case, rs in runs.items()}
+    cpu = {case: statistics.median(r.cpu_s for r in rs) for case, rs in runs.items()}
+    rss = {case: max(r.max_rss_mb for r in rs) for case, rs in runs.items()}
+    rows: dict[str, dict[str, object]] = {}
+    for case in runs:
+        row: dict[str, object] = {
+            "wall_s": round(wall[case], 2),
+            "cpu_s": round(cpu[case], 2),
+            "max_rss_mb": round(rss[case], 1),
+            "vs_torch_wall": round(ratio(wall[case], wall["import torch"]), 2),
+            "vs_torch_cpu": round(ratio(cpu[case], cpu["import torch"]), 2),
+        }
+        if case in outcomes:
+            row.update(outcomes[case])
+            row["configs_per_s"] = round(len(files) / wall[case], 1)
+        rows[case] = row
     print(f"Corpus throughput: {len(files)} migrated configs (migration took {migrate_s:.2f} s), "
-          "one check process each")
+          f"one check process each, median of {ROUNDS} interleaved rounds")
     print_table(
-        ("mode", "configs", "wall s", "configs/s", "peak RSS MB", "ok", "problems", "unusable"),
-        [(mode, r["configs"], r["wall_s"], r["configs_per_s"], r["max_rss_mb"], r["ok"],
-          r["problems"], r["unusable"]) for mode, r in rows.items()],
+        ("case", "configs", "wall s", "CPU s", "configs/s", "peak RSS MB", "vs torch (wall)",
+         "vs torch (CPU)", "ok", "problems", "unusable"),
+        [(case, r.get("configs", "-"), r["wall_s"], r["cpu_s"], r.get("configs_per_s", "-"),
+          r["max_rss_mb"], r["vs_torch_wall"], r["vs_torch_cpu"], r.get("ok", "-"),
+          r.get("problems", "-"), r.get("unusable", "-")) for case, r in rows.items()],
     )
     print("(unusable: a defaults chain that leaves the corpus snapshot)")
+    verdicts = [
+        f"{mode} {rows[mode]['vs_torch_wall']}x wall (goal <= {goal}x): "
+        + ("met" if float(str(rows[mode]["vs_torch_wall"])) <= goal else "NOT met")
+        for mode, goal in GOALS.items()
+    ]
+    print("; ".join(verdicts))
     return {"name": "corpus", "files": len(files), "migrate_s": round(migrate_s, 2),
-            "modes": rows}
+            "rounds": ROUNDS, "cases": rows}
 
 
 if __name__ == "__main__":

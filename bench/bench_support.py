@@ -57,6 +57,9 @@ class ChildRun:
     wall_s: float
     max_rss_mb: float
     timed_out: bool
+    cpu_s: float = 0.0
+    """User plus system CPU seconds of the child (and its own children): steadier than wall
+    time on a shared machine."""
 
 
 # A minimal interpreter (-I -S) spawns the measured command and reports its wall time and
@@ -71,7 +74,7 @@ pid = os.posix_spawnp(argv[0], argv, os.environ)
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(report, "w") as f:
-    f.write(f"{wall} {usage.ru_maxrss}")
+    f.write(f"{wall} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 code = os.waitstatus_to_exitcode(status)
 sys.exit(code if code >= 0 else 128 - code)
 """
@@ -102,10 +105,10 @@ def run_child(
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
             timed_out = True
-        wall_s, max_rss_kib = 0.0, 0
+        wall_s, max_rss_kib, cpu_s = 0.0, 0, 0.0
         if report.exists():
-            wall_text, rss_text = report.read_text().split()
-            wall_s, max_rss_kib = float(wall_text), int(rss_text)
+            wall_text, rss_text, cpu_text = report.read_text().split()
+            wall_s, max_rss_kib, cpu_s = float(wall_text), int(rss_text), float(cpu_text)
         return ChildRun(
             returncode=proc.returncode,
             stdout=out.decode("utf-8", "replace"),
@@ -113,6 +116,7 @@ def run_child(
             wall_s=wall_s,
             max_rss_mb=max_rss_kib / 1024,  # Linux reports KiB
             timed_out=timed_out,
+            cpu_s=cpu_s,
         )
 
 

@@ -14,6 +14,11 @@ import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# tests/cluster starts its own multi-node Ray cluster, which cannot share a process with the
+# session cluster below: `make test-cluster` runs it alone, with this variable set.
+CLUSTER_TESTS_ENV = "NEMO_RL_CLUSTER_TESTS"
+collect_ignore = [] if os.environ.get(CLUSTER_TESTS_ENV) == "1" else ["cluster"]
+
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[None]:

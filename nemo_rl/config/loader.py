@@ -13,6 +13,11 @@ Semantics follow upstream NeMo-RL's `load_config_with_inheritance`:
 - Overrides are `dotted.key=value` (the key must exist), `+dotted.key=value` (the
   key must not exist) or `++dotted.key=value` (set or add); values are YAML.
 
+Within one process, a file is parsed once and a parent merged over its own `defaults:`
+once, reused while every file it read is unchanged (path, mtime, size); `${...}` is
+resolved by OmegaConf on just the nodes interpolation touches (`pruned_resolve.py`). The
+answers and errors are those of loading everything anew (tests compare on the corpus).
+
 Configs are untrusted input, read through `nemo_rl.config.safe_read`. Every way a
 file can be unusable (missing, too big, not UTF-8, not YAML, an alias bomb, an
 interpolation bomb, a `defaults:` cycle, a parent outside `root`, a top level that
@@ -44,6 +49,8 @@ MAX_FILE_BYTES = safe_read.MAX_FILE_BYTES
 MAX_YAML_NODES = safe_read.MAX_YAML_NODES
 LoadErrorKind = safe_read.LoadErrorKind
 
+from nemo_rl.config.pruned_resolve import plain_copy, resolve_pruned
+
 MAX_DEFAULTS_DEPTH = 32
 """How deep a `defaults:` chain may nest."""
 MAX_FILES = 256
@@ -74,6 +81,8 @@ class _Session:
     root: Path | None
     parsed: dict[Path, _Parsed] = field(default_factory=dict)
     files_loaded: int = 0
+    # For each parent being merged: the files it reads (as named) and the longest chain.
+    trail: list[tuple[list[str], list[int]]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- files
@@ -285,9 +294,94 @@ def _check_root(session: _Session, real: Path, shown: str, what: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _MergedParent:
+    """A parent file with its whole `defaults:` chain merged, and what that depended on."""
+
+    merged: _Parsed
+    files: tuple[tuple[str, Path, int, int], ...]  # (path as named, real path, mtime, size)
+    count: int  # files loaded, repeats included (MAX_FILES)
+    depth: int  # how many levels of `defaults:` lie below it (MAX_DEFAULTS_DEPTH)
+
+
+_MERGED: dict[tuple[str, Path | None], _MergedParent] = {}
+_MERGED_MAX = 512
+
+
+def _signature(named: str) -> tuple[str, Path, int, int] | None:
+    try:
+        real = Path(named).resolve()
+        st = real.stat()
+    except (OSError, RuntimeError):
+        return None
+    return named, real, st.st_mtime_ns, st.st_size
+
+
+def _reusable(
+    session: _Session, path: Path, chain: tuple[tuple[Path, str], ...]
+) -> _MergedParent | None:
+    """A merged parent from an earlier load, when using it gives exactly what loading it
+    again would: every file unchanged, no cycle through the current chain, and the file
+    and depth limits not reached (else the uncached load reports them as it always did)."""
+    entry = _MERGED.get((str(path), session.root))
+    if entry is None:
+        return None
+    above = {real for real, _ in chain[:-1]}
+    if any(_signature(named) != (named, real, mtime, size)
+           or real in above for named, real, mtime, size in entry.files):
+        return None
+    if session.files_loaded + entry.count > MAX_FILES:
+        return None
+    if entry.depth and len(chain) + entry.depth - 1 >= MAX_DEFAULTS_DEPTH:
+        return None
+    return entry
+
+
 def _load_chain(session: _Session, path: Path, chain: tuple[tuple[Path, str], ...]) -> _Parsed:
+    """`path` merged over its `defaults:` chain. A parent (not the file asked for) is
+    reused from an earlier load when that is exactly equivalent: hundreds of recipes
+    share a handful of parents."""
+    if len(chain) == 1:
+        return _load_chain_uncached(session, path, chain)
+    entry = _reusable(session, path, chain)
+    if entry is not None:
+        session.files_loaded += entry.count
+        for outer_files, outer_deepest in session.trail:  # enclosing parents depend on it too
+            outer_files.extend(named for named, _, _, _ in entry.files)
+            outer_deepest[0] = max(outer_deepest[0], len(chain) + entry.depth)
+        return entry.merged
+    count_before = session.files_loaded
+    files: list[str] = []
+    deepest = [len(chain)]
+    session.trail.append((files, deepest))
+    try:
+        merged = _load_chain_uncached(session, path, chain)
+    finally:
+        session.trail.pop()
+    for outer_files, outer_deepest in session.trail:
+        outer_files.extend(files)
+        outer_deepest[0] = max(outer_deepest[0], deepest[0])
+    signatures = [_signature(named) for named in dict.fromkeys(files)]
+    if all(sig is not None for sig in signatures):
+        if len(_MERGED) >= _MERGED_MAX:
+            _MERGED.clear()
+        _MERGED[(str(path), session.root)] = _MergedParent(
+            merged,
+            tuple(sig for sig in signatures if sig is not None),
+            session.files_loaded - count_before,
+            deepest[0] - len(chain),
+        )
+    return merged
+
+
+def _load_chain_uncached(
+    session: _Session, path: Path, chain: tuple[tuple[Path, str], ...]
+) -> _Parsed:
     shown = chain[-1][1]
     real = resolved(path, shown)
+    for files, deepest in session.trail:
+        files.append(str(path))
+        deepest[0] = max(deepest[0], len(chain))
     parsed = session.parsed.get(real)
     if parsed is None:
         parsed = session.parsed[real] = _parse_cached(path, real, shown)
@@ -457,6 +551,8 @@ RESOLVERS: dict[str, Callable[[Any, Any], Any]] = {
     "max": _arithmetic(max),
 }
 """Upstream NeMo-RL's resolvers, registered on first load unless already registered."""
+SAFE_RESOLVERS = frozenset({*RESOLVERS, "oc.env"})
+"""Resolvers that never look a config node up by name (their node arguments are `${...}`)."""
 
 
 def register_resolvers() -> None:
@@ -473,14 +569,28 @@ def _interpolates(node: object) -> bool:
     return isinstance(node, str) and "${" in node
 
 
+def _omegaconf_resolved(data: dict[str, Any]) -> dict[str, Any]:
+    return cast(dict[str, Any], OmegaConf.to_container(OmegaConf.create(data), resolve=True))
+
+
 def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:
     if not _interpolates(data):
-        return copy.deepcopy(data)  # nothing for OmegaConf to do; it would only copy slowly
+        return cast(dict[str, Any], plain_copy(data))  # nothing for OmegaConf to do
     register_resolvers()
     check_budget(data, shown)
+    with within_time(shown):
+        # OmegaConf on just the interpolating part (same answers, a fraction of the nodes);
+        # the whole config when that cannot be done with certainty, or fails.
+        fast = resolve_pruned(data, SAFE_RESOLVERS, _omegaconf_resolved)
+        if fast is not None:
+            return fast
+        return _resolve_whole(data, shown)
+
+
+def _resolve_whole(data: dict[str, Any], shown: str) -> dict[str, Any]:
+    """Resolution by OmegaConf over the whole config: the reference answer and error."""
     try:
-        with within_time(shown):
-            resolved = OmegaConf.to_container(OmegaConf.create(data), resolve=True)
+        resolved = _omegaconf_resolved(data)
     except OmegaConfBaseException as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         key = getattr(e, "full_key", None)
@@ -490,7 +600,7 @@ def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:
         ) from e
     except (RecursionError, ArithmeticError, ValueError) as e:
         raise ConfigLoadError(shown, f"interpolation failed: {e}", kind="interpolation") from e
-    return cast(dict[str, Any], resolved)
+    return resolved
 
 
 # ------------------------------------------------------------------------- public

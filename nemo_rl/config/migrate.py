@@ -1,6 +1,7 @@
 """Rewriting outdated NeMo-RL configs to the current schema (`nemo-rl-workers migrate`).
 
-What changes, in `policy`, `teacher` and each `teachers[i]`:
+What changes, in `policy`, `teacher`, each `teachers[i]`, `value` and `env.reward_model`
+(the sections upstream's outdated-config check visits):
 - `dtensor_cfg` is renamed to `automodel_cfg` in place (same position, contents unchanged);
 - `_v2` inside that block is dropped;
 - with `explicit_workers`, a `worker_extension_cls_fqn` that `quant_cfg` used to imply (rule R3)
@@ -27,7 +28,13 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn, TextIO
 
 from nemo_rl.config.safe_read import ConfigLoadError, decode, parse_yaml, read_bytes
-from nemo_rl.config.sections import as_mapping, quant_cfg_of, worker_sections
+from nemo_rl.config.sections import (
+    MODEL_SECTIONS,
+    as_mapping,
+    model_sections,
+    quant_cfg_of,
+    worker_sections,
+)
 from nemo_rl.errors import WorkerConfigError, one_line
 from nemo_rl.workers.registry import WorkerRegistry, default_registry
 from nemo_rl.workers.resolver import FIELD, Resolution, resolve_generation, resolve_policy
@@ -251,7 +258,10 @@ class _Plan:
 
 
 def _section_parts(path: str) -> Parts:
-    """`teachers[1]` -> ("teachers", 1); `policy` -> ("policy",)."""
+    """`teachers[1]` -> ("teachers", 1); `policy` -> ("policy",); `env.reward_model` ->
+    ("env", "reward_model")."""
+    if "." in path:
+        return tuple(path.split("."))
     if path.endswith("]") and "[" in path:
         name, index = path[:-1].split("[", 1)
         return (name, int(index))
@@ -334,8 +344,9 @@ _REFERENCE = re.compile(r"\$\{\s*(\.*)([A-Za-z_][\w\-]*(?:\.[\w\-]+|\[\s*\d+\s*\
 _COMPONENT = re.compile(r"[\w\-]+")
 
 
-def _is_worker_section(parts: Parts) -> bool:
-    return parts in (("policy",), ("teacher",)) or (
+def _is_model_section(parts: Parts) -> bool:
+    """A section whose blocks are renamed: a worker section or one of MODEL_SECTIONS."""
+    return parts in (("policy",), ("teacher",), *MODEL_SECTIONS) or (
         len(parts) == 2 and parts[0] == "teachers" and isinstance(parts[1], int)
     )
 
@@ -352,7 +363,7 @@ def _rewrite_refs(text: str, container: Parts) -> tuple[str, list[tuple[str, str
         absolute = (*base, *parts)
         for cut in (1, 2):
             index = cut - len(base)  # where the block name sits in `ref`; < 0: in the container
-            if (index >= 0 and len(absolute) > cut and _is_worker_section(absolute[:cut])
+            if (index >= 0 and len(absolute) > cut and _is_model_section(absolute[:cut])
                     and absolute[cut] in RENAMED_BLOCKS):
                 name = names[index]
                 renamed = RENAMED_BLOCKS[str(absolute[cut])]
@@ -482,7 +493,7 @@ def _expected(data: object, plan: _Plan) -> object:
 
     Layout-free, so anchors and merge keys (`<<: *BASE`) are judged by their effect.
     """
-    for _, raw in worker_sections(data) if isinstance(data, dict) else ():
+    for _, raw in model_sections(data) if isinstance(data, dict) else ():
         section = raw if isinstance(raw, dict) else {}
         for old, new in RENAMED_BLOCKS.items():
             if old in section and new not in section:
@@ -538,7 +549,7 @@ def _migrate(
     if root is None:
         return Migration(text)
     plan = _Plan(text)
-    for path, section in worker_sections(root):
+    for path, section in model_sections(root):
         if isinstance(section, _Map):
             parts = _section_parts(path)
             _rename_blocks(plan, section, path, parts)

@@ -1,7 +1,8 @@
 """Config rules checked before any resolution: outdated keys and the backend choice.
 
-Visits `policy`, `teacher` and each `teachers[i]`, and reports every problem in
-every section at once, in this order per section:
+Visits `policy`, `teacher`, each `teachers[i]`, `value` and `env.reward_model` (as
+upstream does), and reports every problem in every section at once, in this order per
+section:
 
 1. `dtensor_cfg` -> `automodel_cfg` rename (rule `outdated.rename`);
 2. `_v2` keys, for either value (rule `outdated.v2`): under `automodel_cfg`, and
@@ -9,7 +10,8 @@ every section at once, in this order per section:
 3. exactly one of Megatron / Automodel enabled (rule `backend`, from
    `sections.policy_backend`). A `dtensor_cfg` block counts as the `automodel_cfg`
    it will become, so a config whose only fault is the old name gets only the
-   rename, while a conflict that survives the rename is reported now too.
+   rename, while a conflict that survives the rename is reported now too. Worker
+   sections only: `value` and `env.reward_model` are checked for stale keys alone.
 
 The config is never mutated.
 """
@@ -19,7 +21,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nemo_rl.config.sections import as_mapping, policy_backend, section_problem, worker_sections
+from nemo_rl.config.sections import (
+    MODEL_SECTIONS,
+    as_mapping,
+    model_sections,
+    policy_backend,
+    section_problem,
+)
 from nemo_rl.errors import Problem, raise_if_any, show
 
 OLD_KEY = "dtensor_cfg"
@@ -60,6 +68,9 @@ def _v2_problem(block: object, block_path: str) -> Problem | None:
     )
 
 
+_MODEL_PATHS = frozenset(".".join(parts) for parts in MODEL_SECTIONS)
+
+
 def _section_problems(section: Mapping[str, Any], path: str) -> list[Problem]:
     problems: list[Problem] = []
     has_old = OLD_KEY in section
@@ -71,6 +82,8 @@ def _section_problems(section: Mapping[str, Any], path: str) -> list[Problem]:
     new_v2 = _v2_problem(section.get(NEW_KEY), f"{path}.{NEW_KEY}")
     if new_v2 is not None:
         problems.append(new_v2)
+    if path in _MODEL_PATHS:
+        return problems  # no worker of ours runs it: the backend rule is not ours to apply
     # Judge the backend as it will be after the rename (a read-only view).
     view = section
     if has_old and NEW_KEY not in section:
@@ -88,7 +101,7 @@ def outdated_config_problems(
     (e.g. a `Policy`'s) under its own path.
     """
     problems: list[Problem] = []
-    for path, section in worker_sections(config) if sections is None else sections:
+    for path, section in model_sections(config) if sections is None else sections:
         mapping = as_mapping(section)
         if mapping is None:
             if path == "teachers":  # the list itself is not a list

@@ -37,6 +37,24 @@ def worker_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
         yield "teachers", teachers
 
 
+MODEL_SECTIONS: tuple[tuple[str, ...], ...] = (("value",), ("env", "reward_model"))
+"""Sections that hold a model's backend blocks but are no worker section of this project:
+the PPO value model and the reward-model environment. Upstream's outdated-config check
+visits them too, so the renamed and removed keys are refused (and migrated) there as well."""
+
+
+def model_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
+    """`worker_sections`, then each of MODEL_SECTIONS that is present as a mapping."""
+    yield from worker_sections(config)
+    for parts in MODEL_SECTIONS:
+        node: object = config
+        for key in parts:
+            mapping = as_mapping(node)
+            node = mapping.get(key) if mapping is not None else None
+        if as_mapping(node) is not None:
+            yield ".".join(parts), node
+
+
 def section_problem(value: object, path: str) -> Problem | None:
     """A problem when a section that must be a mapping is something else."""
     if as_mapping(value) is not None:

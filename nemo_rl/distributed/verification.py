@@ -117,8 +117,11 @@ def checked_here(check: WorkerCheck) -> tuple[list[ProblemFields], Where, float]
     return fields, Where.here(), time.perf_counter() - start
 
 
-def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
-    """Run (or recall) one contract check; raise WorkerConfigError on any problem."""
+def verify_check(check: WorkerCheck, env: ActorEnvironment, *, node_id: str | None = None) -> None:
+    """Run (or recall) one contract check; raise WorkerConfigError on any problem.
+
+    `node_id`: where a non-driver environment's check runs (a node the actors will use);
+    anywhere when None."""
     key = (
         CONTRACT,
         check.fqn,
@@ -138,7 +141,7 @@ def verify_check(check: WorkerCheck, env: ActorEnvironment) -> None:
             if env.is_driver:
                 fields, where, ran_s = checked_here(check)
             else:
-                fields, where, ran_s = _check_in_environment(check, env)
+                fields, where, ran_s = _check_in_environment(check, env, node_id)
             cached = tuple(Problem(*f) for f in fields)
             _cache[key] = cached
             if where is not None:
@@ -238,11 +241,12 @@ def _verified_where(fqn: str) -> str:
 
 
 def _check_in_environment(
-    check: WorkerCheck, env: ActorEnvironment
+    check: WorkerCheck, env: ActorEnvironment, node_id: str | None = None
 ) -> tuple[list[ProblemFields], Where | None, float]:
     """One CPU-only Ray task in the class's environment; bounded by a timeout."""
     import ray
     from ray.exceptions import GetTimeoutError, RayError
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     path = check.field_path
     executable = env.python
@@ -254,7 +258,10 @@ def _check_in_environment(
                  "or fix its registration.", "environment")], None, 0.0
     timeout = _timeout_s()
     task = ray.remote(num_cpus=0, max_retries=0)(checked_here)
-    ref = task.options(runtime_env={"py_executable": executable}).remote(check)
+    options: dict[str, Any] = {"runtime_env": {"py_executable": executable}}
+    if node_id is not None:
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id, soft=False)
+    ref = task.options(**options).remote(check)
     try:
         result: tuple[list[ProblemFields], Where, float] = ray.get(ref, timeout=timeout)
     except GetTimeoutError:

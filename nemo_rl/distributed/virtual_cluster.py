@@ -54,7 +54,7 @@ def rendezvous_address(slots: list[tuple[PlacementGroup, int]]) -> tuple[str, in
     torch.distributed store: loopback when every rank shares rank 0's node, else that
     node's IP. The port is picked on rank 0's node: here when it is the driver's node,
     else by a zero-CPU task in rank 0's bundle."""
-    nodes = [_bundle_node(pg, bundle) for pg, bundle in slots]
+    nodes = [bundle_node_id(pg, bundle) for pg, bundle in slots]
     single_node = all(node == nodes[0] for node in nodes)
     if single_node and nodes[0] == ray.get_runtime_context().get_node_id():
         return "127.0.0.1", free_port()
@@ -67,7 +67,7 @@ def rendezvous_address(slots: list[tuple[PlacementGroup, int]]) -> tuple[str, in
     return ("127.0.0.1" if single_node else ip), port
 
 
-def _bundle_node(pg: PlacementGroup, bundle: int) -> str:
+def bundle_node_id(pg: PlacementGroup, bundle: int) -> str:
     """The node ID a ready placement group put `bundle` on."""
     table: dict[str, Any] = ray.util.placement_group_table(pg)
     node: str = table["bundles_to_node_id"][bundle]
@@ -128,6 +128,25 @@ class RayVirtualCluster:
     @property
     def placement_groups_created(self) -> bool:
         return bool(self._placement_groups)
+
+    # --- several nodes ---------------------------------------------------------------
+
+    def verification_node(self) -> str | None:
+        """A node where this cluster's bundles can run, for verifying a worker class in its
+        own environment before anything is reserved (the environment may exist only on
+        the worker nodes). None on a one-node cluster: there is no choice to make."""
+        alive = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]  # ray: unannotated
+        if len(alive) <= 1:
+            return None
+        need = self.bundle_resources()
+        fits = [
+            n for n in alive
+            if all(n.get("Resources", {}).get(k, 0.0) >= v for k, v in need.items())
+        ]
+        # Bundles pack onto the nodes with the most of the scarce resource first.
+        key = "GPU" if self.use_gpus else "CPU"
+        fits.sort(key=lambda n: -float(n.get("Resources", {}).get(key, 0.0)))
+        return str(fits[0]["NodeID"]) if fits else None
 
     def bundle_locations(self) -> list[tuple[PlacementGroup, int]]:
         """(placement group, bundle index) of every bundle, node by node; creates the groups."""

@@ -31,7 +31,11 @@ from contracts.init_call import InitCall
 from nemo_rl.distributed.narrowing import verify_narrowing
 from nemo_rl.distributed.rendezvous import TIMEOUT_ENV, rendezvous_env
 from nemo_rl.distributed.verification import verify_actors_can_import, verify_check
-from nemo_rl.distributed.virtual_cluster import RayVirtualCluster, rendezvous_address
+from nemo_rl.distributed.virtual_cluster import (
+    RayVirtualCluster,
+    bundle_node_id,
+    rendezvous_address,
+)
 from nemo_rl.workers.contract_check import WorkerCheck, import_class, plain
 from nemo_rl.workers.protocols import extends, load_protocol, members, protocol_ref
 from nemo_rl.workers.registry import ActorEnvironment
@@ -58,12 +62,15 @@ TEARDOWN_WAIT_S = 15.0
 
 
 class WorkerStartupError(RuntimeError):
-    """A worker actor failed to start; names the worker class and the rank."""
+    """A worker actor failed to start; names the worker class and the rank (and, on a
+    cluster of several nodes, the node)."""
 
-    def __init__(self, fqn: str, rank: int | None, reason: str) -> None:
+    def __init__(self, fqn: str, rank: int | None, reason: str, *, node: str | None = None) -> None:
         self.fqn = fqn
         self.rank = rank
+        self.node = node
         where = f" rank {rank}" if rank is not None else ""
+        where += f" on node {node}" if node is not None else ""
         super().__init__(f"worker {fqn}{where} failed to start: {reason}")
 
 
@@ -243,12 +250,17 @@ class RayWorkerGroup(Generic[W]):
         self.fqn = builder.fqn
         self._actors: list[Any] = []
         self._released = False
+        # Node of each rank, on a cluster of several nodes (for startup errors).
+        self._nodes: list[str | None] = []
         # 1. The class is verified before anything is reserved (a cache hit when the
-        #    caller's pipeline already did it), then asked of the actors' own environment:
-        #    a module on the driver's path only would pass the first and fail every actor.
+        #    caller's pipeline already did it; another environment's check runs on a node
+        #    the bundles fit, where that environment is installed), then asked of the
+        #    actors' own environment: a module on the driver's path only would pass the
+        #    first and fail every actor.
         check = builder.check()
         if check is not None:
-            verify_check(check, builder.env)
+            node = None if builder.env.is_driver else cluster.verification_node()
+            verify_check(check, builder.env, node_id=node)
         verify_actors_can_import(builder.fqn, builder.section_path, builder.runtime_env())
         self._root: RayWorkerGroup[Any] = self
         self._verified: list[type] = [p for p in [_resolved_protocol(builder)] if p is not None]
@@ -256,6 +268,7 @@ class RayWorkerGroup(Generic[W]):
         # 2. Reserve, create, wait; any failure undoes all of it.
         try:
             slots = self._slots(num_workers, workers_per_node, bundles_per_worker)
+            self._nodes = _rank_nodes(slots)
             world_size = len(slots)
             env_vars = _rendezvous_env_vars(slots)
             # All actors are created before any is awaited: ranks rendezvous with each other.
@@ -351,9 +364,9 @@ class RayWorkerGroup(Generic[W]):
             try:
                 error = ray.get(done[0])
             except RayError as err:
-                raise WorkerStartupError(
-                    self.fqn, rank, f"the actor died: {type(err).__name__}: {_first_line(str(err))}"
-                ) from err
+                died = f"the actor died: {type(err).__name__}: {_first_line(str(err))}"
+                node = self._nodes[rank] if rank < len(self._nodes) else None
+                raise WorkerStartupError(self.fqn, rank, died, node=node) from err
             if error is not None:
                 text, payload = error
                 original = _unpickle(payload)
@@ -548,6 +561,16 @@ def _resolved_protocol(builder: RayWorkerBuilder) -> type | None:
     if protocol is None:  # verify_check already refused such a reference
         raise ImportError(unknown)
     return protocol
+
+
+def _rank_nodes(slots: list[tuple[Any, int]]) -> list[str | None]:
+    """The node ID of each rank, when some rank runs off the driver's node (a cluster of
+    several nodes); else Nones, as on one machine the node says nothing."""
+    nodes = [bundle_node_id(pg, bundle) for pg, bundle in slots]
+    here = ray.get_runtime_context().get_node_id()
+    if all(node == here for node in nodes):
+        return [None] * len(nodes)
+    return list(nodes)
 
 
 def _rendezvous_env_vars(slots: list[tuple[Any, int]]) -> dict[str, str]:

@@ -335,21 +335,29 @@ def _extension_protocol(extension: type, required: str, path: str, fqn: str) -> 
 def _mismatch(
     row: WorkerRow, field_path: str, expected: str, given: str, registry: WorkerRegistry
 ) -> Problem:
-    whose = ""
+    # Upstream's sentence first, verbatim, so logs and scripts written for it still match.
+    upstream = f"quant_cfg requires {FIELD}={expected}, got {given}."
+    why = (
+        f"At {field_path}: quant_cfg is set and this section uses the {row.label}, whose "
+        "quantized worker is the expected class;"
+    )
     owner = registry.owner_of(given)
     if owner is not None:
         other, is_quant = owner
         kind = "quantized worker" if is_quant else "default (unquantized) worker"
-        whose = f" (the {kind} of the {other.role} {other.label})"
-    return Problem(
-        field_path,
-        expected,
-        given,
-        f"{field_path} must be {expected} because quant_cfg is set and this section uses the "
-        f"{row.label}, but is {given}{whose}; set it to the expected class or remove it to have "
-        "it filled in.",
-        rule="R5",
-    )
+        fix = (
+            f" the given one is the {kind} of the {other.role} {other.label}. Set the field "
+            "to the expected class or remove it to have it filled in."
+        )
+    else:
+        section = field_path.rpartition(".")[0]
+        fix = (
+            " the given one is not a built-in worker. Quantized workers are the built-in ones "
+            "and a plugin cannot replace them, so an extension cannot run quantized: set the "
+            "field to the expected class (or remove it) to quantize, or remove "
+            f"{section}.quant_cfg to run the extension unquantized."
+        )
+    return Problem(field_path, expected, given, f"{upstream} {why}{fix}", rule="R5")
 
 
 def _vllm_mode(section: Mapping[str, Any], path: str) -> tuple[str, list[Problem]]:

@@ -118,7 +118,8 @@ def test_resolve_reports_a_mismatch_with_file_line_path_expected_given(tmp_path:
     assert (problem["expected"], problem["given"]) == (QUANT_MEGATRON, QUANT_AUTOMODEL)
     assert (problem["file"], problem["line"], problem["rule"]) == (path, 4, "R5")
     code, out, _ = run("resolve", path)
-    assert f"problem: {path}:4: policy.worker_extension_cls_fqn must be {QUANT_MEGATRON}" in out
+    assert (f"problem: {path}:4: quant_cfg requires worker_extension_cls_fqn={QUANT_MEGATRON}, "
+            f"got {QUANT_AUTOMODEL}. At policy.worker_extension_cls_fqn: ") in out
 
 
 @pytest.mark.parametrize(

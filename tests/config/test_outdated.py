@@ -27,6 +27,15 @@ def rules(problems: list[Problem]) -> list[tuple[str, str]]:
     return [(p.rule, p.path) for p in problems]
 
 
+def refused(config: dict[str, Any]) -> WorkerConfigError:
+    """The error check_outdated_config raises for `config`, which it must leave as it was."""
+    before = copy.deepcopy(config)
+    with pytest.raises(WorkerConfigError) as info:
+        check_outdated_config(config)
+    assert config == before
+    return info.value
+
+
 def test_a_current_config_passes() -> None:
     config = {"policy": policy(automodel_cfg=AUTOMODEL_ON)}
     assert outdated_config_problems(config) == []
@@ -132,16 +141,13 @@ def test_all_problems_across_sections_at_once() -> None:
             policy(megatron_cfg={"enabled": True}, automodel_cfg=AUTOMODEL_ON),
         ],
     }
-    before = copy.deepcopy(config)
-    with pytest.raises(WorkerConfigError) as info:
-        check_outdated_config(config)
-    assert rules(list(info.value.problems)) == [
+    error = refused(config)
+    assert rules(list(error.problems)) == [
         ("outdated.rename", "policy.dtensor_cfg"),
         ("backend", "teachers[1]"),
     ]
-    assert len(str(info.value).splitlines()) == 2
-    assert info.value.path == "policy.dtensor_cfg"
-    assert config == before  # never mutated
+    assert len(str(error).splitlines()) == 2
+    assert error.path == "policy.dtensor_cfg"
 
 
 @pytest.mark.slow
@@ -172,3 +178,37 @@ def test_every_corpus_dtensor_config_is_rejected_with_the_rename(
                 check_outdated_config(result)
             assert info.value.problems == tuple(problems)
     assert rejected >= 270
+
+
+def test_value_and_reward_model_sections_are_visited_as_upstream_does() -> None:
+    # Upstream parity: the PPO value model and the reward-model environment hold the same
+    # backend blocks; stale keys there are refused too, with their own paths.
+    config = {
+        "policy": policy(automodel_cfg=AUTOMODEL_ON),
+        "value": {"model_name": "v", "dtensor_cfg": {"_v2": True, "enabled": True}},
+        "env": {
+            "reward_model": {"automodel_cfg": {"_v2": False, "enabled": True}},
+            "math": {"dtensor_cfg": {"enabled": True}},  # not a model section
+        },
+    }
+    error = refused(config)
+    assert rules(list(error.problems)) == [
+        ("outdated.rename", "value.dtensor_cfg"),
+        ("outdated.v2", "value.dtensor_cfg._v2"),
+        ("outdated.v2", "env.reward_model.automodel_cfg._v2"),
+    ]
+    assert error.problems[0].message == (
+        "value.dtensor_cfg has been renamed to value.automodel_cfg; "
+        "rename the key, its contents are unchanged."
+    )
+
+
+def test_value_and_reward_model_are_not_held_to_the_worker_backend_rule() -> None:
+    # No worker of this project runs them, so only the stale-key rules apply there.
+    config = {
+        "policy": policy(automodel_cfg=AUTOMODEL_ON),
+        "value": {"model_name": "v"},
+        "env": {"reward_model": {"megatron_cfg": {"enabled": True},
+                                 "automodel_cfg": {"enabled": True}}},
+    }
+    assert outdated_config_problems(config) == []

@@ -91,3 +91,33 @@ def test_absent_keys_stay_absent_and_odd_generation_is_kept() -> None:
 def test_negative_index_is_rejected() -> None:
     with pytest.raises(ValueError, match="teacher_index must be 0 or more, but is -1"):
         derive_teacher_config({"model_name": "m"}, teacher_index=-1)
+
+
+def test_teacher_never_loads_the_students_weights() -> None:
+    # Upstream parity: the teacher drops `pretrained_checkpoint` (and every key that loads
+    # the student's weights), at the section level and in its backend blocks.
+    student: dict[str, Any] = {
+        "model_name": "Qwen/Qwen3-8B",
+        "pretrained_checkpoint": {"path": "/ckpt/student/iter_100", "format": "megatron_bridge"},
+        "checkpoint_path": None,
+        "megatron_cfg": {"enabled": True, "pretrained_checkpoint": "/ckpt/student/mlm"},
+        "automodel_cfg": {"enabled": False},
+    }
+    snapshot = copy.deepcopy(student)
+    with pytest.warns(UserWarning) as record:
+        teacher = derive_teacher_config(student, teacher_index=0)
+    assert teacher == {
+        "model_name": "Qwen/Qwen3-8B",
+        "megatron_cfg": {"enabled": True},
+        "automodel_cfg": {"enabled": False},
+    }
+    assert [str(w.message) for w in record] == [
+        "teachers[0].pretrained_checkpoint dropped for the frozen teacher (the student policy "
+        "has {'path': '/ckpt/student/iter_100', 'format': 'megatron_bridge'}): it would load "
+        "the student's weights; a teacher loads its own model.",
+        "teachers[0].megatron_cfg.pretrained_checkpoint dropped for the frozen teacher (the "
+        "student policy has /ckpt/student/mlm): it would load the student's weights; a "
+        "teacher loads its own model.",
+    ]
+    assert {w.filename for w in record} == {__file__}
+    assert student == snapshot

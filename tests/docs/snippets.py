@@ -148,7 +148,7 @@ def run_hook(hook: Mapping[str, Any], tmp_path: Path) -> None:
                           text=True, timeout=TIMEOUT_S, check=False)
     assert good.returncode == 0, good.stdout + good.stderr
     # A hook must also fail: on the shipped R5 mismatch (check), on an outdated config (migrate).
-    bad_file, says = "examples/configs/mismatched_quant.yaml", "mismatched_quant.yaml:6: policy."
+    bad_file, says = "examples/configs/mismatched_quant.yaml", "mismatched_quant.yaml:6: quant_cfg"
     if "migrate" in argv:
         bad_file, says = "docs/examples/outdated_grpo.yaml", "policy.dtensor_cfg -> policy."
     bad = subprocess.run([*argv, bad_file], cwd=REPO, env=env, capture_output=True, text=True,

@@ -91,7 +91,10 @@ def r6_policy_stats() -> list[str]:
 def r8_warnings() -> list[str]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        derive_teacher_config(automodel(quant_cfg="FP8_DEFAULT_CFG"), teacher_index=0)
+        derive_teacher_config(
+            automodel(quant_cfg="FP8_DEFAULT_CFG", pretrained_checkpoint="/ckpt/student"),
+            teacher_index=0,
+        )
     return [str(w.message) for w in caught if w.category is UserWarning]
 
 

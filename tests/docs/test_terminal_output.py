@@ -84,5 +84,8 @@ def test_a_problem_names_file_line_path_expected_and_given() -> None:
     expected = "nemo_rl.modelopt.models.policy.workers.automodel_quant_policy_worker." \
                "AutomodelQuantPolicyWorker"
     given = lines[key_line - 1].split(":", 1)[1].strip()
-    assert problem.startswith(f"problem: {MISMATCHED}:{key_line}: policy.worker_extension_cls_fqn ")
-    assert f"must be {expected} " in problem and f"but is {given} " in problem
+    # Upstream's sentence first (expected, given), then the path.
+    assert problem.startswith(
+        f"problem: {MISMATCHED}:{key_line}: quant_cfg requires worker_extension_cls_fqn="
+        f"{expected}, got {given}. At policy.worker_extension_cls_fqn: "
+    )

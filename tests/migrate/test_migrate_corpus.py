@@ -65,4 +65,7 @@ def test_the_outdated_corpus_is_rejected_before_migration() -> None:
         pytest.skip(f"corpus not present at {CORPUS}")
     out, err = io.StringIO(), io.StringIO()
     assert run_migrate([str(CORPUS), "--check"], out, err) == 1
-    assert "135 would change, 160 unchanged, 0 failed\n" in out.getvalue()
+    # 137: `value` and `env.reward_model` sections are migrated too (as upstream checks them).
+    assert "137 would change, 158 unchanged, 0 failed\n" in out.getvalue()
+    assert "value.dtensor_cfg -> value.automodel_cfg" in out.getvalue()
+    assert "env.reward_model.dtensor_cfg -> env.reward_model.automodel_cfg" in out.getvalue()

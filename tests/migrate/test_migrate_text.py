@@ -33,10 +33,15 @@ def test_rename_and_drop_keep_comments_quotes_and_spelling() -> None:
         "    tensor_parallel_size: ~\n"
         "  make_sequence_length_divisible_by: ${policy.dtensor_cfg.tensor_parallel_size}\n"
         "  other: 'single'   \n"
-        "value:  # not a worker section: left alone\n"
+        "value:  # no worker section, but upstream's check visits it: migrated too\n"
         "  dtensor_cfg:\n"
         "    _v2: true\n"
         "  tp: ${value.dtensor_cfg.tensor_parallel_size}\n"
+        "env:\n"
+        "  reward_model:\n"
+        "    dtensor_cfg: {enabled: true}\n"
+        "  other:\n"
+        "    dtensor_cfg: {enabled: true}  # not a model section: left alone\n"
     )
     migration = migrate_text(text)
     assert migration.text == (
@@ -49,16 +54,25 @@ def test_rename_and_drop_keep_comments_quotes_and_spelling() -> None:
         "    tensor_parallel_size: ~\n"
         "  make_sequence_length_divisible_by: ${policy.automodel_cfg.tensor_parallel_size}\n"
         "  other: 'single'   \n"
-        "value:  # not a worker section: left alone\n"
-        "  dtensor_cfg:\n"
-        "    _v2: true\n"
-        "  tp: ${value.dtensor_cfg.tensor_parallel_size}\n"
+        "value:  # no worker section, but upstream's check visits it: migrated too\n"
+        "  automodel_cfg: {}\n"
+        "  tp: ${value.automodel_cfg.tensor_parallel_size}\n"
+        "env:\n"
+        "  reward_model:\n"
+        "    automodel_cfg: {enabled: true}\n"
+        "  other:\n"
+        "    dtensor_cfg: {enabled: true}  # not a model section: left alone\n"
     )
     assert migration.changes == (
         "policy.dtensor_cfg -> policy.automodel_cfg",
         "dropped policy.automodel_cfg._v2",
+        "value.dtensor_cfg -> value.automodel_cfg",
+        "dropped value.automodel_cfg._v2",
+        "env.reward_model.dtensor_cfg -> env.reward_model.automodel_cfg",
         "policy.make_sequence_length_divisible_by: ${policy.dtensor_cfg.tensor_parallel_size}"
         " -> ${policy.automodel_cfg.tensor_parallel_size}",
+        "value.tp: ${value.dtensor_cfg.tensor_parallel_size}"
+        " -> ${value.automodel_cfg.tensor_parallel_size}",
     )
 
 

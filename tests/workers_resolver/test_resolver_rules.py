@@ -137,8 +137,43 @@ def test_r5_mismatch_names_path_expected_given_and_why(
     assert problem.path == f"{path_for(row)}.worker_extension_cls_fqn"
     assert problem.expected == row.quantized_fqn
     assert problem.given == given_from.quantized_fqn
-    assert f"this section uses the {row.label}" in problem.message
-    assert f"(the quantized worker of the {given_from.role} {given_from.label})" in problem.message
+    assert problem.message == (
+        f"quant_cfg requires worker_extension_cls_fqn={row.quantized_fqn}, "
+        f"got {given_from.quantized_fqn}. At {path_for(row)}.worker_extension_cls_fqn: quant_cfg "
+        f"is set and this section uses the {row.label}, whose quantized worker is the expected "
+        f"class; the given one is the quantized worker of the {given_from.role} "
+        f"{given_from.label}. Set the field to the expected class or remove it to have it "
+        "filled in."
+    )
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
+def test_r5_begins_with_upstreams_sentence(row: WorkerRow) -> None:
+    # Upstream parity: logs and scripts grep for upstream's first sentence, verbatim.
+    section = section_for(row, quant_cfg="FP8_DEFAULT_CFG", worker_extension_cls_fqn=CUSTOM)
+    with pytest.raises(WorkerConfigError) as info:
+        resolve(row, section)
+    message = info.value.problems[0].message
+    assert message.startswith(
+        f"quant_cfg requires worker_extension_cls_fqn={row.quantized_fqn}, got {CUSTOM}. "
+    )
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
+def test_r5_custom_extension_is_told_quantized_workers_are_built_in(row: WorkerRow) -> None:
+    section = section_for(row, quant_cfg="FP8_DEFAULT_CFG", worker_extension_cls_fqn=CUSTOM)
+    snapshot = copy.deepcopy(section)
+    with pytest.raises(WorkerConfigError) as info:
+        resolve(row, section)
+    problem = info.value.problems[0]
+    assert (problem.rule, problem.expected, problem.given) == ("R5", row.quantized_fqn, CUSTOM)
+    assert problem.message.endswith(
+        "the given one is not a built-in worker. Quantized workers are the built-in ones and a "
+        "plugin cannot replace them, so an extension cannot run quantized: set the field to the "
+        f"expected class (or remove it) to quantize, or remove {path_for(row)}.quant_cfg to run "
+        "the extension unquantized."
+    )
+    assert section == snapshot
 
 
 @pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)

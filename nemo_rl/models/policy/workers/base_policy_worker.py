@@ -18,11 +18,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
-from transformers import LlamaConfig, LlamaForCausalLM
+
+if TYPE_CHECKING:  # transformers loads only when a model is built: verifying a class
+    # imports this module, and transformers would double what that costs.
+    from transformers import LlamaForCausalLM
 
 from contracts.types import LogprobBatch, LogprobResult, TrainBatch, TrainResult
 from nemo_rl.config.sections import as_mapping, section_problem
@@ -178,6 +181,8 @@ def tiny_model_settings(config: Mapping[str, Any], path: str = "policy") -> dict
 
 def build_tiny_model(settings: Mapping[str, int]) -> LlamaForCausalLM:
     """A freshly initialised tiny Llama; seeded without touching the global RNG."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
     model_config = LlamaConfig(
         vocab_size=settings["vocab_size"],
         hidden_size=settings["hidden_size"],
