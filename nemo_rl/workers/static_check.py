@@ -32,8 +32,11 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, TypeAlias
 
 CHECKERS = ("pyrefly", "mypy")
+# The kinds of a static finding (the guide's "Static findings" table lists each).
+StaticRule: TypeAlias = Literal["static", "base", "source"]
 # mypy follows the class's imports silently (their errors are not ours) and skips the
 # heavy frameworks, whose types are then unknown (Any): analysing torch alone takes
 # minutes, and the contract is about the class's own methods.
@@ -163,7 +166,7 @@ class StaticFinding:
     """One member the checker rejects (member "" for the class as a whole)."""
 
     member: str
-    rule: str  # "static" (a member), "base" (not a subclass), "source" (cannot be read)
+    rule: StaticRule
     message: str
 
 
@@ -199,12 +202,12 @@ class _Probe:
 
     lines: list[str] = field(default_factory=list)
     # line number -> (subject index, member, rule); member "" for the whole class.
-    questions: dict[int, tuple[int, str, str]] = field(default_factory=dict)
+    questions: dict[int, tuple[int, str, StaticRule]] = field(default_factory=dict)
     # Protocol members already written as one-member Protocols: (protocol, member) -> name.
     members: dict[tuple[str, str], str] = field(default_factory=dict)
     imported: set[str] = field(default_factory=set)
 
-    def add(self, text: str, question: tuple[int, str, str] | None = None) -> None:
+    def add(self, text: str, question: tuple[int, str, StaticRule] | None = None) -> None:
         self.lines.append(text)
         if question is not None:
             self.questions[len(self.lines)] = question
@@ -287,7 +290,7 @@ def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> 
 
 
 @dataclass(frozen=True)
-class _Error:
+class _Diagnostic:
     line: int
     message: str
 
@@ -302,7 +305,7 @@ def checker_command(checker: str) -> str | None:
 
 def _run_checker(
     checker: str, probe: Path, roots: Sequence[Path], python: str
-) -> list[_Error] | str:
+) -> list[_Diagnostic] | str:
     exe = checker_command(checker)
     if exe is None:
         return f"{checker} is not installed here (pip install {checker}), or choose --checker"
@@ -332,8 +335,8 @@ def _run_checker(
     return _parse(checker, done.stdout, done.stderr, done.returncode, probe.name)
 
 
-def _parse(checker: str, out: str, err: str, code: int, name: str) -> list[_Error] | str:
-    errors: list[_Error] = []
+def _parse(checker: str, out: str, err: str, code: int, name: str) -> list[_Diagnostic] | str:
+    errors: list[_Diagnostic] = []
     if checker == "pyrefly":
         try:
             report = json.loads(out)
@@ -342,13 +345,13 @@ def _parse(checker: str, out: str, err: str, code: int, name: str) -> list[_Erro
         for item in report.get("errors", []):
             if item.get("severity") == "error" and Path(item["path"]).name == name:
                 lines = str(item["description"]).splitlines()
-                errors.append(_Error(int(item["line"]), lines[-1].strip()))
+                errors.append(_Diagnostic(int(item["line"]), lines[-1].strip()))
         return errors
     for raw in out.splitlines():
         if raw.startswith("{"):
             item = json.loads(raw)
             if item["severity"] == "error" and Path(item["file"]).name == name:
-                errors.append(_Error(int(item["line"]), str(item["message"])))
+                errors.append(_Diagnostic(int(item["line"]), str(item["message"])))
     if code not in (0, 1) or (code == 1 and not errors and "error" in out + err):
         return f"mypy did not run: {((out + err).strip().splitlines() or ['no output'])[-1]}"
     return errors
@@ -363,7 +366,7 @@ def _unresolved_imports(source: Located, roots: ImportRoots) -> list[str]:
     try:
         tree = ast.parse(source.file.read_text(encoding="utf-8"), str(source.file))
     except (OSError, SyntaxError, ValueError):
-        return []
+        return []  # already reported by _class_problem
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -384,24 +387,27 @@ def _has_stubs(name: str, roots: ImportRoots) -> bool:
     )
 
 
-def _defines(source: Located, name: str) -> bool:
-    """Whether the module binds `name` at top level (a class, or a re-export)."""
+def _class_problem(source: Located, name: str) -> str | None:
+    """Why the module cannot provide class `name` (unreadable, not Python, no such
+    top-level name), or None when it binds the name (a class, or a re-export)."""
     try:
         tree = ast.parse(source.file.read_text(encoding="utf-8"), str(source.file))
-    except (OSError, SyntaxError, ValueError):
-        return True  # let the checker say what is wrong with it
+    except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
+        return f"{source.file} cannot be read: {err}"
+    except SyntaxError as err:
+        return f"{source.file} is not valid Python (line {err.lineno}: {err.msg})"
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == name:
-            return True
+            return None
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
             (a.asname or a.name.split(".")[0]) == name for a in node.names
         ):
-            return True
+            return None
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
-            return True
-    return False
+            return None
+    return f"module {source.module} has no {name!r} in {source.file}"
 
 
 def _clean(message: str, subjects: Sequence[Subject], probe: _Probe) -> str:
@@ -469,8 +475,9 @@ def _source_problem(
         found = locate(module, roots) if module else f"{fqn!r} names no module"
         if isinstance(found, str):
             return f"{fqn} cannot be found: {found}"
-        if not _defines(found, name):
-            return f"{fqn} is not a class: module {module} has no {name!r} in {found.file}"
+        problem = _class_problem(found, name)
+        if problem is not None:
+            return f"{fqn} is not a class: {problem}"
         search.add(found.root)
         if fqn == subject.fqn:
             skipped.extend(
@@ -501,9 +508,10 @@ def _judge_located(
         return [StaticReport(s, unusable=errors) for s in subjects]
     found: dict[int, list[StaticFinding]] = {}
     for error in errors:
-        index, member, rule = probe.questions.get(error.line, (-1, "", ""))
-        if index < 0:
+        question = probe.questions.get(error.line)
+        if question is None:
             continue
+        index, member, rule = question
         message = f"{checker}: {_clean(error.message, subjects, probe)}"
         if rule == "base":
             message = f"not a subclass of {subjects[index].base_fqn} ({message})"

@@ -75,6 +75,8 @@ def tree(tmp_path: Path) -> Path:
     package.mkdir()
     (package / "__init__.py").write_text(PACKAGE_INIT)
     (package / "workers.py").write_text(WORKERS)
+    (package / "syntax.py").write_text("class Worker(:\n")
+    (package / "binary.py").write_bytes(b"\xff\xfe\x00garbage")
     return tmp_path
 
 
@@ -152,6 +154,8 @@ def test_a_required_base_is_checked_from_source(tree: Path) -> None:
         ("not_on_the_path.Worker", "PolicyWorker", "no folder on the import path"),
         (GOOD, "NoSuchProtocol", "unknown protocol 'NoSuchProtocol'"),
         ("sidefx_pkg..Worker", "PolicyWorker", "FQN"),
+        ("sidefx_pkg.syntax.Worker", "PolicyWorker", "is not valid Python (line 1"),
+        ("sidefx_pkg.binary.Worker", "PolicyWorker", "cannot be read"),
     ],
 )
 def test_unusable_input_is_one_line_and_exit_2(
@@ -176,3 +180,12 @@ def test_no_checker_installed_is_unusable_input(monkeypatch: pytest.MonkeyPatch)
         "nemo-rl-workers: pyrefly is not installed in this environment (pip install pyrefly); "
         "--checker chooses another\n"
     )
+
+
+def test_the_guide_lists_every_static_finding_kind() -> None:
+    from typing import get_args
+
+    from nemo_rl.workers.static_check import StaticRule
+    from tests.docs.test_catalogue import catalogue_section, table_names
+
+    assert table_names(catalogue_section("Static findings")) == list(get_args(StaticRule))

@@ -92,17 +92,19 @@ def _setting(
             return value
         if kind is float and isinstance(value, int):
             return kind(value)
-    path, expected = f"{SECTION_PATH}.vllm_cfg.{key}", _KIND_NAMES[kind]
-    problems.append(
-        Problem(
-            path=path,
-            expected=expected,
-            given=show(value),
-            message=f"{path} must be {expected}, but is {show(value)}.",
-            rule="schema",
-        )
-    )
+    problems.append(_wrong_setting(key, _KIND_NAMES[kind], value))
     return default
+
+
+def _wrong_setting(key: str, expected: str, value: object) -> Problem:
+    path = f"{SECTION_PATH}.vllm_cfg.{key}"
+    return Problem(
+        path=path,
+        expected=expected,
+        given=show(value),
+        message=f"{path} must be {expected}, but is {show(value)}.",
+        rule="schema",
+    )
 
 
 def _dtype(value: str, problems: list[Problem]) -> ModelDType:
@@ -111,16 +113,7 @@ def _dtype(value: str, problems: list[Problem]) -> ModelDType:
     for dtype in MODEL_DTYPES:
         if value == dtype:
             return dtype
-    path, expected = f"{SECTION_PATH}.vllm_cfg.precision", f"one of {', '.join(MODEL_DTYPES)}"
-    problems.append(
-        Problem(
-            path=path,
-            expected=expected,
-            given=show(value),
-            message=f"{path} must be {expected}, but is {show(value)}.",
-            rule="schema",
-        )
-    )
+    problems.append(_wrong_setting("precision", f"one of {', '.join(MODEL_DTYPES)}", value))
     return "auto"
 
 
