@@ -135,3 +135,25 @@ def test_no_verify_wins_over_static(extension: Path) -> None:
                 pythonpath=str(extension))
     assert done.returncode == 0, done.stdout
     assert not (extension / "toy_ext" / "IMPORTED").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["check", "--static", "examples/configs/no_such.yaml"], "no_such.yaml"),
+        (["check", "--static", "--checker", "pyright", "examples/configs/grpo_tiny.yaml"],
+         "invalid choice: 'pyright'"),
+        (["verify", "a.B", "--protocol", "PolicyWorker", "--static", "--checker"],
+         "expected one argument"),
+    ],
+)
+def test_hostile_static_arguments_are_one_line_and_exit_2(args: list[str], says: str) -> None:
+    from io import StringIO
+
+    from nemo_rl.workers.cli import main
+
+    out, err = StringIO(), StringIO()
+    code = main(args, out, err)
+    assert code == 2
+    (line,) = err.getvalue().splitlines()
+    assert says in line
