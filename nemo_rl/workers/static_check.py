@@ -123,12 +123,16 @@ def locate(module: str, roots: ImportRoots) -> Located | str:
     if top in roots.mapped:
         folder = Path(roots.mapped[top])
         candidates.append((folder, folder.parent))
+    portions: list[tuple[Path, Path]] = []  # namespace package folders, tried last
     for entry in roots.paths:
         base = Path(entry)
-        if (base / top / "__init__.py").is_file() or (base / top).is_dir():
+        if (base / top / "__init__.py").is_file():
             candidates.append((base / top, base))
         elif (base / f"{top}.py").is_file():
             candidates.append((base / f"{top}.py", base))
+        elif (base / top).is_dir():
+            portions.append((base / top, base))
+    candidates += portions
     for start, root in candidates:
         found = _descend(start, rest)
         if found is not None:
@@ -205,7 +209,6 @@ class _Probe:
     questions: dict[int, tuple[int, str, StaticRule]] = field(default_factory=dict)
     # Protocol members already written as one-member Protocols: (protocol, member) -> name.
     members: dict[tuple[str, str], str] = field(default_factory=dict)
-    imported: set[str] = field(default_factory=set)
 
     def add(self, text: str, question: tuple[int, str, StaticRule] | None = None) -> None:
         self.lines.append(text)

@@ -189,3 +189,22 @@ def test_the_guide_lists_every_static_finding_kind() -> None:
     from tests.docs.test_catalogue import catalogue_section, table_names
 
     assert table_names(catalogue_section("Static findings")) == list(get_args(StaticRule))
+
+
+def test_a_regular_package_wins_over_an_earlier_namespace_folder(tmp_path: Path) -> None:
+    """As in Python's path finder: namespace portions count only if no package exists."""
+    from nemo_rl.workers.static_check import ImportRoots, Located, locate
+
+    (tmp_path / "first" / "pkg").mkdir(parents=True)  # a bare folder named like the package
+    (tmp_path / "second" / "pkg").mkdir(parents=True)
+    (tmp_path / "second" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "second" / "pkg" / "mod.py").write_text("class C: ...\n")
+    roots = ImportRoots((str(tmp_path / "first"), str(tmp_path / "second")))
+    found = locate("pkg.mod", roots)
+    assert isinstance(found, Located)
+    assert (found.file, found.root) == (tmp_path / "second" / "pkg" / "mod.py",
+                                        tmp_path / "second")
+    assert locate("pkg.other", roots) == (
+        f"no source file for pkg.other (looked in {tmp_path / 'second' / 'pkg'}, "
+        f"{tmp_path / 'first' / 'pkg'})"
+    )
