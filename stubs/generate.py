@@ -180,7 +180,7 @@ def top_level(tree: ast.Module) -> Iterator[ast.stmt]:
 class Found:
     """What a name is bound to: a class, a type alias, a constant, or an import."""
 
-    kind: str  # "class", "alias", "external", "stdlib", "unknown"
+    kind: str  # "class", "alias", "module", "external", "stdlib", "unknown"
     module: str
     name: str
     node: ast.AST | None = None
@@ -383,9 +383,6 @@ def _is_type_var(node: ast.expr) -> bool:
 
 # ---------------------------------------------------------------------------------------
 # Defaults
-
-
-NO_DEFAULT: Any = object()
 
 
 @dataclass(frozen=True)
