@@ -488,10 +488,10 @@ def _source_problem(
                 "is unknown to the checker (Any)"
                 for missing in _unresolved_imports(found, roots)
             )
-    for module in {protocols[subject.protocol].__module__}:
-        found = locate(module, roots)
-        if isinstance(found, Located):
-            search.add(found.root)
+    # The Protocols are the driver's (this interpreter's), wherever the class lives.
+    found = locate(protocols[subject.protocol].__module__, ImportRoots.of_this_interpreter())
+    if isinstance(found, Located):
+        search.add(found.root)
     return None
 
 

@@ -130,6 +130,34 @@ def test_a_broken_extension_is_reported_at_its_config_line(extension: Path) -> N
     assert _loaded(done) == ""
 
 
+OTHER_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.mark.skipif(not OTHER_PYTHON.is_file(), reason="needs a second interpreter")
+def test_a_class_in_another_environment_is_located_with_its_interpreter(
+    extension: Path,
+) -> None:
+    """The class's environment is another Python: its import path is asked of that
+    interpreter (which runs, imports nothing of ours), the Protocols are the driver's."""
+    (extension / "toy_ext_registration.py").write_text(
+        "from nemo_rl.workers.registry import ActorEnvironment, WorkerPlugin\n\n"
+        f"OTHER = ActorEnvironment(name='other', py_executable={str(OTHER_PYTHON)!r})\n"
+        "PLUGIN = WorkerPlugin(rows=(), environments={'toy_ext.workers.BrokenPolicy': OTHER})\n"
+    )
+    config = str(extension / "job.yaml")
+    done = _run(["check", "--static", "--json", config],
+                pythonpath=f"{extension}{os.pathsep}{REPO}")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout.rsplit("LOADED=", 1)[0])
+    assert report["workers"][0]["env"] == "other"
+    members = {
+        p["message"].split("does not implement PolicyWorker.", 1)[1].split(":")[0]
+        for p in report["problems"]
+    }
+    assert members == {"save_checkpoint", "shutdown"}
+    assert not (extension / "toy_ext" / "IMPORTED").exists()
+
+
 def test_no_verify_wins_over_static(extension: Path) -> None:
     done = _run(["check", "--static", "--no-verify", str(extension / "job.yaml")],
                 pythonpath=str(extension))
