@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml research/template_project/pyproject.toml
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[runtime,dev]'
 	$(PY) -m pip install -q --no-deps -e research/template_project
+	$(PY) -m pip install -q ./stubs && rm -rf stubs/build stubs/*.egg-info
 	touch $(STAMP)
 
 run: setup

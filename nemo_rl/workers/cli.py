@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--no-verify", action="store_true", help="skip importing and verifying the resolved classes"
     )
+    _static_flags(check)
 
     verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
     verify.add_argument("fqn")
@@ -71,9 +72,19 @@ def _parser() -> argparse.ArgumentParser:
         help="also check the constructor binds this role's builder arguments",
     )
     verify.add_argument("--json", action="store_true")
+    _static_flags(verify)
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
     return parser
+
+
+def _static_flags(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--static",
+        action="store_true",
+        help="judge the classes from their source with a type checker, importing nothing",
+    )
+    command.add_argument("--checker", choices=("pyrefly", "mypy"), default="pyrefly")
 
 
 def main(
@@ -184,10 +195,16 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ValueError as bad:
         print(f"nemo-rl-workers: {bad}", file=err)
         return EXIT_UNUSABLE
+    verify = not (args.no_verify or args.static)
     reports = [
-        analyze_file(path, (), world_size=world_size, verify=not args.no_verify, preflight=True)
+        analyze_file(path, (), world_size=world_size, verify=verify, preflight=True)
         for path in args.configs
     ]
+    if args.static and not args.no_verify:
+        from nemo_rl.workers.static_cli import add_static_problems
+
+        if not add_static_problems(reports, args.checker, err):
+            return EXIT_UNUSABLE
     return _emit(reports, args.json, out, err)
 
 
@@ -209,6 +226,10 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if value is not None and (problem := fqn_problem(value, what)) is not None:
             print(f"nemo-rl-workers: {problem.message}", file=err)
             return EXIT_UNUSABLE
+    if args.static:
+        from nemo_rl.workers.static_cli import verify_static
+
+        return verify_static(args, out, err)
     init_call = INIT_CALLS[args.role] if args.role else None
 
     def examine() -> tuple[str | None, dict[str, Any]]:

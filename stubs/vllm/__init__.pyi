@@ -1,4 +1,5 @@
 # Stub of the vLLM surface NeMo-RL's generation workers use; see stubs/README.md.
+from _typeshed import Incomplete
 from vllm.engine.arg_utils import AsyncEngineArgs as AsyncEngineArgs
 from vllm.engine.async_llm_engine import AsyncLLMEngine as AsyncLLMEngine
 from vllm.entrypoints.llm import LLM as LLM
@@ -18,3 +19,6 @@ __all__ = [
     "SamplingParams",
     "TokensPrompt",
 ]
+
+# The rest of vLLM's top-level names are not described: they are Any, not errors.
+def __getattr__(name: str) -> Incomplete: ...

@@ -189,9 +189,14 @@ def test_github_workflow_block(block: Block, tmp_path: Path) -> None:
         lines = [ln for ln in step["run"].splitlines() if ln.strip()]
         if step.get("name") == "Install":
             text = step["run"]
-            assert "torch==2.13.0" in extras["runtime"] and "torch==2.13.0" in text
             named = re.search(r"-e '\.\[([\w,]+)\]'", text)
             assert named is not None and set(named[1].split(",")) <= set(extras)
+            if block.directive("github-workflow") == "light":
+                # No heavy extra, no torch; the vLLM stubs come from this checkout.
+                assert not {"runtime", "vllm"} & set(named[1].split(","))
+                assert "torch" not in text and "./stubs" in text
+            else:
+                assert "torch==2.13.0" in extras["runtime"] and "torch==2.13.0" in text
             assert "research/template_project" in text
             continue
         for line in lines:

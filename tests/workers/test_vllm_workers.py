@@ -110,6 +110,16 @@ def test_bad_engine_settings_are_reported_together() -> None:
     assert problems["policy.generation.vllm_cfg.enforce_eager"].given == "1"
 
 
+def test_a_precision_vllm_does_not_know_is_a_problem_before_the_engine() -> None:
+    with pytest.raises(WorkerConfigError) as caught:
+        VllmGenerationWorker(config(precision="bf16"), rank=0, world_size=1,
+                             defer_model_load=True)
+    (problem,) = caught.value.problems
+    assert problem.path == "policy.generation.vllm_cfg.precision"
+    assert problem.given == "bf16"
+    assert problem.expected == "one of auto, half, float16, bfloat16, float, float32"
+
+
 @pytest.mark.parametrize(("fqn", "cls"), [(BASE_EXT, VllmInternalWorkerExtension),
                                           (QUANT_EXT, VllmQuantInternalWorkerExtension)])
 def test_extension_fqns_import_to_the_extension_classes(fqn: str, cls: type[Any]) -> None:

@@ -8,7 +8,7 @@ import vllm
 from vllm.engine.arg_utils import AsyncEngineArgs
 from vllm.engine.async_llm_engine import AsyncLLMEngine
 from vllm.inputs import TokensPrompt
-from vllm.logprobs import Logprob
+from vllm.logprobs import FlatLogprobs, Logprob
 from vllm.outputs import CompletionOutput, RequestOutput
 
 
@@ -37,8 +37,8 @@ def generate(llm: vllm.LLM, prompts: list[list[int]]) -> list[list[int]]:
     batch = [TokensPrompt(prompt_token_ids=ids) for ids in prompts]
     outputs: list[RequestOutput] = llm.generate(batch, params, use_tqdm=False)
     first: CompletionOutput = outputs[0].outputs[0]
-    logprobs: list[dict[int, Logprob]] | None = first.logprobs
-    if logprobs is not None:
+    logprobs: FlatLogprobs | list[dict[int, Logprob]] | None = first.logprobs
+    if isinstance(logprobs, list):
         _score: float = logprobs[0][first.token_ids[0]].logprob
     llm.sleep(level=1)
     llm.wake_up()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, get_args
 
 from contracts.types import EngineArgs, GenerationBatch, GenerationResult
 from nemo_rl.config.sections import as_mapping
@@ -44,6 +44,11 @@ def require_engine_runtime(worker: str) -> None:
         )
 
 
+# vLLM 0.33's `ModelDType` (stubs/manifest.json): the `precision` values the engine accepts.
+ModelDType = Literal["auto", "half", "float16", "bfloat16", "float", "float32"]
+MODEL_DTYPES: tuple[ModelDType, ...] = get_args(ModelDType)
+
+
 class VllmEngineSettings(TypedDict):
     """The keyword arguments of `vllm.LLM` / `AsyncEngineArgs` a worker passes.
 
@@ -53,7 +58,7 @@ class VllmEngineSettings(TypedDict):
 
     model: str
     tokenizer: str
-    dtype: str
+    dtype: ModelDType
     seed: int
     tensor_parallel_size: int
     gpu_memory_utilization: float
@@ -87,17 +92,29 @@ def _setting(
             return value
         if kind is float and isinstance(value, int):
             return kind(value)
-    path, expected = f"{SECTION_PATH}.vllm_cfg.{key}", _KIND_NAMES[kind]
-    problems.append(
-        Problem(
-            path=path,
-            expected=expected,
-            given=show(value),
-            message=f"{path} must be {expected}, but is {show(value)}.",
-            rule="schema",
-        )
-    )
+    problems.append(_wrong_setting(key, _KIND_NAMES[kind], value))
     return default
+
+
+def _wrong_setting(key: str, expected: str, value: object) -> Problem:
+    path = f"{SECTION_PATH}.vllm_cfg.{key}"
+    return Problem(
+        path=path,
+        expected=expected,
+        given=show(value),
+        message=f"{path} must be {expected}, but is {show(value)}.",
+        rule="schema",
+    )
+
+
+def _dtype(value: str, problems: list[Problem]) -> ModelDType:
+    """`vllm_cfg.precision` as one of vLLM's dtypes; another name is a problem now, not
+    an engine error after the GPUs are reserved."""
+    for dtype in MODEL_DTYPES:
+        if value == dtype:
+            return dtype
+    problems.append(_wrong_setting("precision", f"one of {', '.join(MODEL_DTYPES)}", value))
+    return "auto"
 
 
 def engine_settings(
@@ -138,7 +155,7 @@ def engine_settings(
     settings = VllmEngineSettings(
         model=model,
         tokenizer=model,
-        dtype=_setting(cfg, "precision", str, "auto", problems) or "auto",
+        dtype=_dtype(_setting(cfg, "precision", str, "auto", problems) or "auto", problems),
         seed=seed + rank,
         tensor_parallel_size=_setting(cfg, "tensor_parallel_size", int, 1, problems) or 1,
         gpu_memory_utilization=_setting(cfg, "gpu_memory_utilization", float, 0.6, problems)
@@ -175,7 +192,8 @@ def completion_logprobs(completion: CompletionOutput) -> list[float]:
     """The log-prob vLLM reported for each generated token (0.0 where it reported none)."""
     steps = completion.logprobs or []
     return [
-        step[token].logprob if token in step else 0.0
+        # vLLM's FlatLogprobs holds None at positions without log-probs.
+        step[token].logprob if step is not None and token in step else 0.0
         for token, step in zip(completion.token_ids, steps, strict=False)
     ]
 

@@ -1,0 +1,116 @@
+"""A light install (core dependencies plus the `static` extra: no torch, Ray, ModelOpt
+or vLLM) runs resolve, check --no-verify, check --static, verify --static and migrate.
+
+The virtualenv is built from this checkout's wheel and vllm-stubs' wheel; the
+dependencies come from pip's cache (`pip wheel`, then `--no-index`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("torch", "ray", "vllm", "modelopt", "transformers", "megatron")
+EXAMPLES = sorted(str(p.relative_to(REPO)) for p in (REPO / "examples" / "configs").glob("*.yaml"))
+AUTOMODEL = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
+QUANT_VLLM = "nemo_rl.modelopt.models.generation.vllm_quant_worker.VllmQuantGenerationWorker"
+
+
+def _pip(python: Path | str, *args: str, cwd: Path = REPO) -> None:
+    done = subprocess.run(
+        [str(python), "-m", "pip", "--disable-pip-version-check", "-q", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def light(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtualenv holding the project without any heavy dependency."""
+    root = tmp_path_factory.mktemp("light")
+    wheels = root / "wheels"
+    # The copies keep the build's scratch folders out of this checkout.
+    for name, source in (("project", REPO), ("stubs", REPO / "stubs")):
+        copy = root / name
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns(
+            ".venv", ".git", "*_cache", "build", "*.egg-info", "tests", "bench", "docs"))
+        _pip(sys.executable, "wheel", "-w", str(wheels), f"{copy}[static]", cwd=root)
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    _pip(python, "install", "--no-index", "--find-links", str(wheels),
+         "nemo-rl-worker-contracts[static]", "vllm-stubs", cwd=root)
+    return venv
+
+
+def _run(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`nemo-rl-workers ARGS` in the light venv; prints the heavy modules it imported."""
+    code = (
+        "import sys\n"
+        "from nemo_rl.workers.cli import main\n"
+        f"code = main({list(args)!r})\n"
+        f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+        "raise SystemExit(code)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["NO_COLOR"] = "1"
+    return subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def _heavy(done: subprocess.CompletedProcess[str]) -> str:
+    return done.stdout.rsplit("HEAVY=", 1)[1].strip()
+
+
+@pytest.mark.slow
+def test_the_light_install_holds_nothing_heavy(light: Path) -> None:
+    python = str(light / "bin" / "python")
+    for name in HEAVY:
+        done = subprocess.run([python, "-c", f"import {name}"], capture_output=True, timeout=60,
+                              check=False)
+        assert done.returncode != 0, f"{name} is importable in the light install"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (("resolve", "examples/configs/grpo_tiny_int8.yaml"), 0, "AutomodelQuantPolicyWorker"),
+        (("check", "--no-verify", *EXAMPLES), 1, "because quant_cfg is set"),
+        (("check", "--static", *EXAMPLES), 1, "because quant_cfg is set"),
+        (("check", "--static", "--checker", "mypy", "examples/configs/grpo_tiny.yaml"), 0, "ok"),
+        (("verify", AUTOMODEL, "--protocol", "PolicyWorker", "--static"), 0, "implements"),
+        (("verify", QUANT_VLLM, "--protocol", "QuantGenerationWorker", "--static"), 0,
+         "implements"),
+        (("verify", AUTOMODEL, "--protocol", "QuantPolicyWorker", "--static"), 1,
+         "QuantPolicyWorker.get_quantizer_stats"),
+        (("migrate", "--check", "examples/configs"), 0, ""),
+    ],
+    ids=["resolve", "check-no-verify", "check-static", "check-static-mypy", "verify-static",
+         "verify-static-quant", "verify-static-broken", "migrate-check"],
+)
+def test_each_light_command_runs_and_imports_nothing_heavy(
+    light: Path, args: tuple[str, ...], code: int, says: str
+) -> None:
+    done = _run(light, *args)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert says in done.stdout
+    assert "Traceback" not in done.stderr
+    assert _heavy(done) == ""
+
+
+@pytest.mark.slow
+def test_the_runtime_verifier_says_what_is_missing(light: Path) -> None:
+    """Without --static, `verify` must import the class: one line, exit 2, no traceback."""
+    done = _run(light, "verify", AUTOMODEL, "--protocol", "PolicyWorker")
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert "torch" in line
