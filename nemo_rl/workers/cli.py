@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--json", action="store_true")
 
+    listing = sub.add_parser("list", help="show every worker row and registered extension")
+    listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
     return parser
 
@@ -85,6 +88,10 @@ def main(
         return _resolve(args, out, err)
     if args.command == "check":
         return _check(args, out, err)
+    if args.command == "list":
+        from nemo_rl.workers.listing import run_list
+
+        return run_list(args.json, out, err)
     return _verify(args, out, err)
 
 

@@ -132,26 +132,32 @@ def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
 
 
 def import_class(fqn: str, path: str, expected: str) -> tuple[type | None, ProblemFields | None]:
+    from nemo_rl.workers.suggest import did_you_mean, importable_fqns
+
     module_name, _, attr = fqn.rpartition(".")
     try:
         module = importlib.import_module(module_name)
     except Exception as err:  # ImportError and whatever the module raises while importing
+        missing = err.name if isinstance(err, ModuleNotFoundError) else None
+        hint = did_you_mean(importable_fqns(fqn, missing)) if missing else ""
         return None, (
             path,
             expected,
             fqn,
             f"{path}={fqn} cannot be imported: importing {module_name} raised "
-            f"{type(err).__name__}: {err}",
+            f"{type(err).__name__}: {err}" + (f"; {hint}" if hint else ""),
             "import",
         )
     obj = getattr(module, attr, None)
     if not isinstance(obj, type):
         what = "has no attribute" if obj is None else f"has {type(obj).__name__} (not a class) at"
+        hint = did_you_mean(importable_fqns(fqn, None))
         return None, (
             path,
             expected,
             fqn,
-            f"{path}={fqn} is not a class: module {module_name} {what} {attr!r}.",
+            f"{path}={fqn} is not a class: module {module_name} {what} {attr!r}"
+            + (f"; {hint}" if hint else "."),
             "import",
         )
     return obj, None
