@@ -24,7 +24,9 @@ def analyze_file(
     world_size: int | None,
     verify: bool,
     preflight: bool,
+    world_size_from_config: bool = False,
 ) -> ConfigReport:
+    """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section."""
     from nemo_rl.config.loader import ConfigLoadError, load_config_located
 
     report = ConfigReport(config=path)
@@ -36,6 +38,13 @@ def analyze_file(
         same_file = err.file is None or err.file == os.path.normpath(path)
         report.unusable = err.reason if same_file else str(err)
         return report
+    if world_size is None and world_size_from_config:
+        from nemo_rl.config.cluster import policy_world_size
+
+        size = policy_world_size(config)
+        world_size, report.world_size_from = size.world_size, size.how
+        report.problems.extend(size.problems)
+    report.world_size = world_size
     analyze_config(config, report, world_size=world_size, verify=verify, preflight=preflight)
     report.problems = [_locate(path, lines, p) for p in report.problems]
     return report

@@ -42,9 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
     check.add_argument("configs", nargs="+", metavar="CONFIG")
     check.add_argument("--json", action="store_true")
-    check.add_argument("--world-size", type=int, default=None)
-    check.add_argument("--nodes", type=int, default=None)
-    check.add_argument("--gpus-per-node", type=int, default=None)
+    size_help = "overrides the world size the config's cluster: section gives"
+    check.add_argument("--world-size", type=int, default=None, help=size_help)
+    check.add_argument("--nodes", type=int, default=None, help=size_help)
+    check.add_argument("--gpus-per-node", type=int, default=None, help=size_help)
     check.add_argument(
         "--no-verify", action="store_true", help="skip importing and verifying the resolved classes"
     )
@@ -135,8 +136,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except ValueError as bad:
         print(f"nemo-rl-workers: {bad}", file=err)
         return EXIT_UNUSABLE
+    flags_given = world_size is not None
     reports = [
-        analyze_file(path, (), world_size=world_size, verify=not args.no_verify, preflight=True)
+        analyze_file(path, (), world_size=world_size, verify=not args.no_verify, preflight=True,
+                     world_size_from_config=not flags_given)
         for path in args.configs
     ]
     return _emit(reports, args.json, out, err)
