@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -53,12 +54,15 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
     verify.add_argument("fqn")
     verify.add_argument("--protocol", required=True)
-    verify.add_argument("--base", default=None, help="FQN of a required base class")
+    verify.add_argument(
+        "--base", default=None,
+        help="FQN of a required base class (default: inferred from --protocol's rows)")
     verify.add_argument(
         "--role",
         choices=("policy", "generation"),
         default=None,
-        help="also check the constructor binds this role's builder arguments",
+        help="the role whose builder arguments the constructor must bind "
+        "(default: inferred from --protocol)",
     )
     verify.add_argument("--json", action="store_true")
 
@@ -146,10 +150,12 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from contracts import INIT_CALLS, PROTOCOLS
+    from contracts import PROTOCOLS
     from contracts import check as check_contract
+    from nemo_rl.workers.builder_defaults import builder_defaults
     from nemo_rl.workers.contract_check import import_class
     from nemo_rl.workers.fqn import fqn_problem
+    from nemo_rl.workers.registry import default_registry
 
     protocol = PROTOCOLS.get(args.protocol)
     if protocol is None:
@@ -170,8 +176,11 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"nemo-rl-workers: {found[3]}", file=err)
             return EXIT_UNUSABLE
     assert cls is not None
-    init_call = INIT_CALLS[args.role] if args.role else None
-    report = check_contract(cls, protocol, base=base, init_call=init_call)
+    # What the builder will require, where --role / --base do not say (the Protocol's rows).
+    builder = builder_defaults(cls, args.fqn, args.protocol, role=args.role, base=base,
+                               base_fqn=args.base, registry=default_registry())
+    checked = check_contract(cls, protocol, base=builder.base, init_call=builder.init_call)
+    report = dataclasses.replace(checked, violations=checked.violations + builder.violations)
     if args.json:
         json.dump(
             {
@@ -183,6 +192,10 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     for v in report.violations
                 ],
                 "skipped": list(report.skipped),
+                "role": builder.role,
+                "base": builder.base_fqn,
+                "inferred": list(builder.inferred),
+                "not_checked": list(builder.not_checked),
             },
             out,
             indent=2,
@@ -195,4 +208,8 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(str(violation), file=out)
         for note in report.skipped:
             print(f"skipped: {note}", file=out)
+        if builder.inferred:
+            print(f"checked as the builder will run it: {'; '.join(builder.inferred)}", file=out)
+        for note in builder.not_checked:
+            print(f"not checked: {note}", file=out)
     return EXIT_OK if report.ok else EXIT_PROBLEMS
