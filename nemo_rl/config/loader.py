@@ -35,6 +35,8 @@ from omegaconf import OmegaConf
 from omegaconf._yaml import get_yaml_loader  # the loader OmegaConf.load itself uses
 from omegaconf.errors import OmegaConfBaseException
 
+from nemo_rl.config.origin import remember
+
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """A config file larger than this is rejected before it is read."""
 MAX_YAML_NODES = 100_000
@@ -666,7 +668,10 @@ def load_config_located(
         data = copy.deepcopy(data)
         for item in overrides:
             _apply_override(data, item, shown)
-    return LoadedConfig(_resolve(data, shown), merged.lines)
+    config = _resolve(data, shown)
+    # So Policy / VllmGeneration can name the file and line of a section's problems.
+    remember(config, shown, merged.lines)
+    return LoadedConfig(config, merged.lines)
 
 
 def load_config(

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nemo_rl.config.origin import locate
 from nemo_rl.config.sections import section_at
 from nemo_rl.errors import Problem
 from nemo_rl.workers.report import ConfigReport
@@ -46,7 +47,7 @@ def analyze_file(
         report.problems.extend(size.problems)
     report.world_size = world_size
     analyze_config(config, report, world_size=world_size, verify=verify, preflight=preflight)
-    report.problems = [_locate(path, lines, p) for p in report.problems]
+    report.problems = [locate(path, lines, p) for p in report.problems]
     return report
 
 
@@ -80,13 +81,3 @@ def analyze_config(
     for res in resolutions:
         section = section_at(config, res.section)
         report.problems.extend(resolution_problems(res, section or {}))
-
-
-def _locate(file: str, lines: Mapping[str, tuple[str, int]], problem: Problem) -> Problem:
-    """The problem at the file and line that set its key (or its closest parent key)."""
-    path = problem.path
-    while path:
-        if path in lines:
-            return problem.located(*lines[path])
-        path = path.rpartition(".")[0]
-    return problem.located(file)
