@@ -8,12 +8,11 @@ never raised, and located at the file and line where their key is set.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from nemo_rl.config.origin import locate
 from nemo_rl.config.sections import section_at
-from nemo_rl.errors import Problem
 from nemo_rl.workers.report import ConfigReport
 from nemo_rl.workers.resolver import resolve_sections
 

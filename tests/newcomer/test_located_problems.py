@@ -17,12 +17,13 @@ from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.pipeline import plan_policy
 
+AUTOMODEL = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
 MEGATRON_QUANT = (
     "nemo_rl.modelopt.models.policy.workers.megatron_quant_policy_worker."
     "MegatronQuantPolicyWorker"
 )
 
-PARENT = """\
+PARENT = f"""\
 policy:
   model_name: tiny-local
   megatron_cfg:
@@ -31,7 +32,7 @@ policy:
     enabled: true
   generation:
     backend: vllm
-    worker_extension_cls_fqn: nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker
+    worker_extension_cls_fqn: {AUTOMODEL}
 """
 
 CHILD = f"""\
@@ -50,7 +51,10 @@ def config_file(tmp_path: Path) -> Path:
     return child
 
 
-def _where(err: pytest.ExceptionInfo[WorkerConfigError]) -> list[tuple[str, str | None, int | None]]:
+Where = list[tuple[str, str | None, int | None]]
+
+
+def _where(err: pytest.ExceptionInfo[WorkerConfigError]) -> Where:
     return [(p.rule, p.file, p.line) for p in err.value.problems]
 
 
