@@ -6,13 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from nemo_rl.config.cluster import policy_world_size
-from nemo_rl.config.loader import ConfigLoadError, load_config
 from tests.cli.test_cli import run, write
-
-CORPUS = Path("/work/shared/corpus/nemo-rl")
 
 # TP=2 divides a cluster of 2 or 4 GPUs, not one of 3.
 CONFIG = """\
@@ -88,20 +83,3 @@ def test_non_colocated_generation_takes_its_share_as_upstream() -> None:
     (problem,) = policy_world_size(_noncolocated(1, 2, gpus_per_node=2)).problems
     assert problem.path == "policy.generation.colocated.resources.gpus_per_node"
     assert "leaves no GPU of the cluster for training" in problem.message
-
-
-@pytest.mark.slow
-def test_every_upstream_recipe_gives_a_size_or_a_problem() -> None:
-    configs = sorted(CORPUS.glob("examples/configs/**/*.yaml"))
-    if not configs:
-        pytest.skip("the upstream NeMo-RL corpus is absent")
-    sized = 0
-    for path in configs:
-        try:
-            config = load_config(path)
-        except ConfigLoadError:
-            continue
-        size = policy_world_size(config)
-        assert (size.world_size is None) == (size.how is None), path
-        sized += size.world_size is not None
-    assert sized > 100

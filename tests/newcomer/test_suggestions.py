@@ -9,11 +9,9 @@ from typing import Any
 import pytest
 
 from nemo_rl.config.keys import misspelled_key_problems
-from nemo_rl.config.loader import ConfigLoadError, load_config
 from tests.cli.test_cli import run, write
 
 TEMPLATE_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"
-CORPUS = Path("/work/shared/corpus/nemo-rl")
 
 SECTION = """\
 policy:
@@ -84,19 +82,3 @@ def test_verify_suggests_importable_names(fqn: str, suggested: str) -> None:
     code, out, err = run("verify", fqn, "--protocol", "PolicyWorker")
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.rstrip().endswith(f"did you mean {suggested}?"), err
-
-
-@pytest.mark.slow
-def test_no_upstream_config_has_a_false_typo() -> None:
-    configs = sorted(CORPUS.glob("examples/configs/**/*.yaml"))
-    if not configs:
-        pytest.skip("the upstream NeMo-RL corpus is absent")
-    checked = 0
-    for path in configs:
-        try:
-            config = load_config(path)
-        except ConfigLoadError:
-            continue
-        assert misspelled_key_problems(config) == [], path
-        checked += 1
-    assert checked > 100

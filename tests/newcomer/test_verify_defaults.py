@@ -8,16 +8,16 @@ from nemo_rl.workers.builder_defaults import builder_defaults
 from nemo_rl.workers.registry import WorkerRegistry
 from nemo_rl.workers.table import BUILTIN_ROWS
 from tests.cli.test_cli import run
-from tests.newcomer.sample_workers import PositionalRankWorker, StandaloneWorker
+from tests.ray.fault_workers import BadInitWorker, NotASubclassWorker
 
 AUTOMODEL = BUILTIN_ROWS[1].default_fqn
-POSITIONAL = "tests.newcomer.sample_workers.PositionalRankWorker"
-STANDALONE = "tests.newcomer.sample_workers.StandaloneWorker"
+BAD_INIT = "tests.ray.fault_workers.BadInitWorker"
+NOT_A_SUBCLASS = "tests.ray.fault_workers.NotASubclassWorker"
 TEMPLATE = "template_project.workers.TemplateAutomodelPolicyWorker"
 
 
 def test_the_role_is_inferred_so_a_constructor_that_cannot_bind_is_refused() -> None:
-    code, out, _ = run("verify", POSITIONAL, "--protocol", "PolicyWorker", "--json")
+    code, out, _ = run("verify", BAD_INIT, "--protocol", "PolicyWorker", "--json")
     report = json.loads(out)
     assert code == 1 and report["ok"] is False
     assert [v["rule"] for v in report["violations"]] == ["init"]
@@ -29,10 +29,10 @@ def test_the_role_is_inferred_so_a_constructor_that_cannot_bind_is_refused() -> 
 
 
 def test_a_class_outside_every_row_fails_the_base_check() -> None:
-    code, out, _ = run("verify", STANDALONE, "--protocol", "PolicyWorker")
+    code, out, _ = run("verify", NOT_A_SUBCLASS, "--protocol", "PolicyWorker")
     assert code == 1
     (line, checked) = out.splitlines()
-    assert line.startswith(f"{STANDALONE} does not implement PolicyWorker: not a subclass of ")
+    assert line.startswith(f"{NOT_A_SUBCLASS} does not implement PolicyWorker: not a subclass of ")
     assert line.endswith("a custom worker must subclass its row's default worker (R2)")
     assert checked.startswith("checked as the builder will run it: role policy")
 
@@ -55,7 +55,7 @@ def test_explicit_flags_are_used_as_given() -> None:
 
 def test_what_cannot_be_inferred_is_said_not_passed() -> None:
     policy_rows_only = WorkerRegistry(BUILTIN_ROWS[:2])
-    found = builder_defaults(StandaloneWorker, STANDALONE, "GenerationWorker", role=None,
+    found = builder_defaults(NotASubclassWorker, NOT_A_SUBCLASS, "GenerationWorker", role=None,
                              base=None, base_fqn=None, registry=policy_rows_only)
     assert (found.role, found.init_call, found.base, found.violations) == (None, None, None, ())
     assert found.not_checked == (
@@ -63,7 +63,7 @@ def test_what_cannot_be_inferred_is_said_not_passed() -> None:
         "uses it); pass --role policy or --role generation",
         "required base class: no role, so no row's worker; pass --base",
     )
-    with_role = builder_defaults(PositionalRankWorker, POSITIONAL, "GenerationWorker",
+    with_role = builder_defaults(BadInitWorker, BAD_INIT, "GenerationWorker",
                                  role="generation", base=None, base_fqn=None,
                                  registry=policy_rows_only)
     assert with_role.init_call is not None and with_role.not_checked == (
