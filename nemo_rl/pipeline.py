@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any
 
 from contracts.init_call import InitCall
+from nemo_rl.config.keys import generation_key_problems
 from nemo_rl.config.origin import problems_located
 from nemo_rl.config.rules import config_rules, merge_problems
 from nemo_rl.config.sections import as_mapping, section_problem
@@ -147,7 +148,7 @@ def _plan_generation(
     config: object, path: str, init_call: InitCall, registry: WorkerRegistry | None
 ) -> WorkerPlan:
     section = _section(config, path)
-    problems: list[Problem] = []
+    problems: list[Problem] = generation_key_problems(section, path)
     resolution: Resolution | None = None
     try:
         resolution = resolve_generation(section, path=path, registry=registry)

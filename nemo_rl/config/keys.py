@@ -39,8 +39,17 @@ def misspelled_key_problems(
     return found
 
 
-def _section_typos(section: Mapping[str, Any], path: str) -> Iterator[Problem]:
-    for place, keys in SELECTION_KEYS.items():
+def generation_key_problems(section: Mapping[str, Any], path: str) -> list[Problem]:
+    """The same for a generation section given on its own (`VllmGeneration`)."""
+    below = {place.removeprefix("generation").lstrip("."): keys
+             for place, keys in SELECTION_KEYS.items() if place.startswith("generation")}
+    return list(_section_typos(section, path, below))
+
+
+def _section_typos(
+    section: Mapping[str, Any], path: str, places: Mapping[str, tuple[str, ...]] = SELECTION_KEYS
+) -> Iterator[Problem]:
+    for place, keys in places.items():
         block: object = section
         for part in place.split(".") if place else ():
             mapping = as_mapping(block)

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from contracts.init_call import POLICY_INIT
+from contracts.init_call import GENERATION_INIT, POLICY_INIT
 from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
 from nemo_rl.models.policy.lm_policy import Policy
-from nemo_rl.pipeline import plan_policy
+from nemo_rl.pipeline import plan_generation, plan_policy
 
 AUTOMODEL = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
 MEGATRON_QUANT = (
@@ -64,6 +64,17 @@ def test_the_pipeline_locates_problems_down_the_defaults_chain(config_file: Path
         plan_policy(config["policy"], world_size=2, init_call=POLICY_INIT)
     assert _where(err) == [("R5", str(config_file), 4)]
     assert str(err.value).startswith(f"{config_file}:4: policy.worker_extension_cls_fqn must be")
+
+
+def test_a_generation_section_typo_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "gen.yaml"
+    path.write_text("policy:\n  generation:\n    backend: vllm\n    vllm_cfg:\n"
+                    "      async_engin: true\n")
+    with pytest.raises(WorkerConfigError) as err:
+        plan_generation(load_config(path)["policy"]["generation"], world_size=2,
+                        init_call=GENERATION_INIT)
+    assert _where(err) == [("key", str(path), 5)]
+    assert "did you mean policy.generation.vllm_cfg.async_engine?" in str(err.value)
 
 
 def test_a_copied_or_hand_built_section_has_no_place(config_file: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.keys import misspelled_key_problems
+from nemo_rl.config.keys import generation_key_problems, misspelled_key_problems
 from tests.cli.test_cli import run, write
 
 TEMPLATE_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"
@@ -82,3 +82,12 @@ def test_verify_suggests_importable_names(fqn: str, suggested: str) -> None:
     code, out, err = run("verify", fqn, "--protocol", "PolicyWorker")
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.rstrip().endswith(f"did you mean {suggested}?"), err
+
+
+def test_a_generation_section_on_its_own() -> None:
+    """What VllmGeneration checks when it is given only the generation section."""
+    section = {"backend": "vllm", "vllm_cfg": {"async_engin": True}, "quant_cgf": "x"}
+    assert sorted(p.path for p in generation_key_problems(section, "policy.generation")) == [
+        "policy.generation.quant_cgf",
+        "policy.generation.vllm_cfg.async_engin",
+    ]
