@@ -155,7 +155,7 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl.workers.builder_defaults import builder_defaults
     from nemo_rl.workers.contract_check import import_class
     from nemo_rl.workers.fqn import fqn_problem
-    from nemo_rl.workers.registry import default_registry
+    from nemo_rl.workers.registry import RegistryError, default_registry
 
     protocol = PROTOCOLS.get(args.protocol)
     if protocol is None:
@@ -176,9 +176,14 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"nemo-rl-workers: {found[3]}", file=err)
             return EXIT_UNUSABLE
     assert cls is not None
+    try:
+        registry = default_registry()
+    except RegistryError as bad:
+        print(f"nemo-rl-workers: {bad}", file=err)
+        return EXIT_UNUSABLE
     # What the builder will require, where --role / --base do not say (the Protocol's rows).
     builder = builder_defaults(cls, args.fqn, args.protocol, role=args.role, base=base,
-                               base_fqn=args.base, registry=default_registry())
+                               base_fqn=args.base, registry=registry)
     checked = check_contract(cls, protocol, base=builder.base, init_call=builder.init_call)
     report = dataclasses.replace(checked, violations=checked.violations + builder.violations)
     if args.json:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from nemo_rl.workers.listing import render_listing, worker_listing
 from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment, WorkerPlugin, WorkerRegistry
@@ -69,3 +73,21 @@ def test_hostile_arguments_are_one_line_exit_2() -> None:
         code, out, err = run(*argv)
         assert (code, out) == (2, "")
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_broken_entry_point_is_one_line_exit_2(tmp_path: Path) -> None:
+    """A plugin that is no WorkerPlugin: `list` and `verify` name it, in one line."""
+    (tmp_path / "broken_plugin.py").write_text("PLUGIN = 42\n")
+    info = tmp_path / "broken_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[nemo_rl.workers]\nbroken = broken_plugin:PLUGIN\n")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env["PYTHONPATH"] = str(tmp_path)
+    for argv in (["list"], ["verify", TEMPLATE_FQN, "--protocol", "PolicyWorker"]):
+        done = subprocess.run([sys.executable, "-m", "nemo_rl.workers", *argv], env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr.splitlines() == [
+            "nemo-rl-workers: entry point 'broken' (broken_plugin:PLUGIN) of group "
+            "'nemo_rl.workers' must be a WorkerPlugin or return one, but gave int."]
