@@ -27,6 +27,8 @@ from types import FrameType
 from typing import Any
 
 from contracts.init_call import InitCall
+from nemo_rl.config.keys import generation_key_problems
+from nemo_rl.config.origin import problems_located
 from nemo_rl.config.rules import config_rules, merge_problems
 from nemo_rl.config.sections import as_mapping, section_problem
 from nemo_rl.distributed.verification import verify_worker_class
@@ -93,7 +95,22 @@ def plan_policy(
     constructor_fqn: str | None = None,
     registry: WorkerRegistry | None = None,
 ) -> WorkerPlan:
-    """Steps 1-5 for a policy (or teacher) section at `path`; raises WorkerConfigError."""
+    """Steps 1-5 for a policy (or teacher) section at `path`; raises WorkerConfigError.
+
+    Its problems name the file and line of a section that came from `load_config`.
+    """
+    with problems_located(config, path):
+        return _plan_policy(config, path, world_size, init_call, constructor_fqn, registry)
+
+
+def _plan_policy(
+    config: object,
+    path: str,
+    world_size: int | None,
+    init_call: InitCall,
+    constructor_fqn: str | None,
+    registry: WorkerRegistry | None,
+) -> WorkerPlan:
     section = _section(config, path)
     rules = config_rules({}, world_size=world_size, sections=[(path, section)])
     problems = list(rules.problems)
@@ -121,10 +138,17 @@ def plan_generation(
     """Steps 4-5 for a vLLM generation section; raises WorkerConfigError.
 
     Steps 2 and 3 are rules over policy sections (they cover `<policy>.generation` too),
-    so they run with the policy, not here.
+    so they run with the policy, not here. Problems are located as in `plan_policy`.
     """
+    with problems_located(config, path):
+        return _plan_generation(config, path, init_call, registry)
+
+
+def _plan_generation(
+    config: object, path: str, init_call: InitCall, registry: WorkerRegistry | None
+) -> WorkerPlan:
     section = _section(config, path)
-    problems: list[Problem] = []
+    problems: list[Problem] = generation_key_problems(section, path)
     resolution: Resolution | None = None
     try:
         resolution = resolve_generation(section, path=path, registry=registry)

@@ -41,6 +41,8 @@ from omegaconf.errors import OmegaConfBaseException
 
 from nemo_rl.config import safe_read
 from nemo_rl.config.interpolation import MAX_EXPANDED_CHARS, check_budget, within_time
+from nemo_rl.config.origin import remember
+from nemo_rl.config.pruned_resolve import plain_copy, resolve_pruned
 from nemo_rl.config.safe_read import ConfigLoadError as ConfigLoadError  # its public home
 from nemo_rl.config.safe_read import exists, parse_yaml, read_text, resolved
 
@@ -48,8 +50,6 @@ from nemo_rl.config.safe_read import exists, parse_yaml, read_text, resolved
 MAX_FILE_BYTES = safe_read.MAX_FILE_BYTES
 MAX_YAML_NODES = safe_read.MAX_YAML_NODES
 LoadErrorKind = safe_read.LoadErrorKind
-
-from nemo_rl.config.pruned_resolve import plain_copy, resolve_pruned
 
 MAX_DEFAULTS_DEPTH = 32
 """How deep a `defaults:` chain may nest."""
@@ -624,7 +624,10 @@ def load_config_located(
         data = copy.deepcopy(data)
         for item in overrides:
             _apply_override(data, item, shown)
-    return LoadedConfig(_resolve(data, shown), merged.lines)
+    config = _resolve(data, shown)
+    # So Policy / VllmGeneration can name the file and line of a section's problems.
+    remember(config, shown, merged.lines)
+    return LoadedConfig(config, merged.lines)
 
 
 def load_config(

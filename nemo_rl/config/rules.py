@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nemo_rl.config.keys import misspelled_key_problems
 from nemo_rl.config.outdated import outdated_config_problems
 from nemo_rl.config.preflight import preflight_problems
 from nemo_rl.errors import Problem
@@ -31,10 +32,14 @@ def config_rules(
     preflight: bool = True,
     sections: Iterable[tuple[str, object]] | None = None,
 ) -> RuleReport:
-    """Steps 2 and 3 over the config's worker sections (or the given `sections` alone)."""
+    """Steps 2 and 3 over the config's worker sections (or the given `sections` alone).
+
+    Step 2 includes misspelled worker-selection keys (rule `key`).
+    """
     problems: list[Problem] = []
     chosen = None if sections is None else list(sections)
     merge_problems(problems, outdated_config_problems(config, sections=chosen))
+    merge_problems(problems, misspelled_key_problems(config, sections=chosen))
     if not preflight:
         return RuleReport(problems, [], [])
     report = preflight_problems(config, world_size=world_size, sections=chosen)

@@ -8,11 +8,11 @@ never raised, and located at the file and line where their key is set.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from nemo_rl.config.origin import locate
 from nemo_rl.config.sections import section_at
-from nemo_rl.errors import Problem
 from nemo_rl.workers.report import ConfigReport
 from nemo_rl.workers.resolver import resolve_sections
 
@@ -24,7 +24,9 @@ def analyze_file(
     world_size: int | None,
     verify: bool,
     preflight: bool,
+    world_size_from_config: bool = False,
 ) -> ConfigReport:
+    """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section."""
     from nemo_rl.config.loader import ConfigLoadError, load_config_located
 
     report = ConfigReport(config=path)
@@ -36,8 +38,15 @@ def analyze_file(
         same_file = err.file is None or err.file == os.path.normpath(path)
         report.unusable = err.reason if same_file else str(err)
         return report
+    if world_size is None and world_size_from_config:
+        from nemo_rl.config.cluster import policy_world_size
+
+        size = policy_world_size(config)
+        world_size, report.world_size_from = size.world_size, size.how
+        report.problems.extend(size.problems)
+    report.world_size = world_size
     analyze_config(config, report, world_size=world_size, verify=verify, preflight=preflight)
-    report.problems = [_locate(path, lines, p) for p in report.problems]
+    report.problems = [locate(path, lines, p) for p in report.problems]
     return report
 
 
@@ -71,13 +80,3 @@ def analyze_config(
     for res in resolutions:
         section = section_at(config, res.section)
         report.problems.extend(resolution_problems(res, section or {}))
-
-
-def _locate(file: str, lines: Mapping[str, tuple[str, int]], problem: Problem) -> Problem:
-    """The problem at the file and line that set its key (or its closest parent key)."""
-    path = problem.path
-    while path:
-        if path in lines:
-            return problem.located(*lines[path])
-        path = path.rpartition(".")[0]
-    return problem.located(file)

@@ -53,9 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
     check.add_argument("configs", nargs="+", metavar="CONFIG")
     check.add_argument("--json", action="store_true")
-    check.add_argument("--world-size", type=int, default=None)
-    check.add_argument("--nodes", type=int, default=None)
-    check.add_argument("--gpus-per-node", type=int, default=None)
+    size_help = "overrides the world size the config's cluster: section gives"
+    check.add_argument("--world-size", type=int, default=None, help=size_help)
+    check.add_argument("--nodes", type=int, default=None, help=size_help)
+    check.add_argument("--gpus-per-node", type=int, default=None, help=size_help)
     check.add_argument(
         "--no-verify", action="store_true", help="skip importing and verifying the resolved classes"
     )
@@ -64,15 +65,21 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
     verify.add_argument("fqn")
     verify.add_argument("--protocol", required=True)
-    verify.add_argument("--base", default=None, help="FQN of a required base class")
+    verify.add_argument(
+        "--base", default=None,
+        help="FQN of a required base class (default: inferred from --protocol's rows)")
     verify.add_argument(
         "--role",
         choices=("policy", "generation"),
         default=None,
-        help="also check the constructor binds this role's builder arguments",
+        help="the role whose builder arguments the constructor must bind "
+        "(default: inferred from --protocol)",
     )
     verify.add_argument("--json", action="store_true")
     _static_flags(verify)
+
+    listing = sub.add_parser("list", help="show every worker row and registered extension")
+    listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
     return parser
@@ -151,6 +158,10 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         return _resolve(args, out, err)
     if args.command == "check":
         return _check(args, out, err)
+    if args.command == "list":
+        from nemo_rl.workers.listing import run_list
+
+        return run_list(args.json, out, err)
     return _verify(args, out, err)
 
 
@@ -196,8 +207,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"nemo-rl-workers: {bad}", file=err)
         return EXIT_UNUSABLE
     verify = not (args.no_verify or args.static)
+    flags_given = world_size is not None
     reports = [
-        analyze_file(path, (), world_size=world_size, verify=verify, preflight=True)
+        analyze_file(path, (), world_size=world_size, verify=verify, preflight=True,
+                     world_size_from_config=not flags_given)
         for path in args.configs
     ]
     if args.static and not args.no_verify:
@@ -209,11 +222,12 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from contracts import INIT_CALLS
     from contracts import check as check_contract
+    from nemo_rl.workers.builder_defaults import builder_defaults
     from nemo_rl.workers.contract_check import import_class, isolated
     from nemo_rl.workers.fqn import fqn_problem
     from nemo_rl.workers.protocols import load_protocol
+    from nemo_rl.workers.registry import RegistryError, default_registry
 
     protocol, unknown = load_protocol(args.protocol)
     if protocol is None:
@@ -230,7 +244,11 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from nemo_rl.workers.static_cli import verify_static
 
         return verify_static(args, out, err)
-    init_call = INIT_CALLS[args.role] if args.role else None
+    try:
+        registry = default_registry()
+    except RegistryError as bad:
+        print(f"nemo-rl-workers: {bad}", file=err)
+        return EXIT_UNUSABLE
 
     def examine() -> tuple[str | None, dict[str, Any]]:
         """Import and verify, as plain data: runs isolated, the class is untrusted code."""
@@ -242,16 +260,28 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             if found is not None:  # (path, expected, given, message, rule)
                 return found[3], {}
         assert cls is not None
-        report = check_contract(cls, protocol, base=base, init_call=init_call)
+        # What the builder will require, where --role / --base do not say (the Protocol's rows).
+        builder = builder_defaults(cls, args.fqn, args.protocol, role=args.role, base=base,
+                                   base_fqn=args.base, registry=registry)
+        report = check_contract(cls, protocol, base=builder.base, init_call=builder.init_call)
+        violations = report.violations + builder.violations
         return None, {
             "class": args.fqn,
             "protocol": args.protocol,
-            "ok": bool(report.ok),
+            "ok": bool(report.ok) and not builder.violations,
             "violations": [
                 {"member": str(v.member), "rule": str(v.rule), "message": str(v)}
-                for v in report.violations
+                for v in violations
+            ],
+            "undecidable": [
+                {"member": str(v.member), "rule": str(v.rule), "message": str(v)}
+                for v in report.undecidable
             ],
             "skipped": [str(note) for note in report.skipped],
+            "role": builder.role,
+            "base": builder.base_fqn,
+            "inferred": list(builder.inferred),
+            "not_checked": list(builder.not_checked),
         }
 
     done, why = isolated(examine)
@@ -260,7 +290,8 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         failed: dict[str, Any] = {
             "class": args.fqn, "protocol": args.protocol, "ok": False,
             "violations": [{"member": "", "rule": "isolation", "message": message}],
-            "skipped": [],
+            "undecidable": [], "skipped": [], "role": args.role, "base": args.base,
+            "inferred": [], "not_checked": [],
         }
         done = None, failed
     unusable, payload = done
@@ -275,6 +306,13 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"{args.fqn} implements {args.protocol}", file=out)
         for violation in payload["violations"]:
             print(one_line(violation["message"]), file=out)
+        for line in payload["undecidable"]:
+            print(f"undecidable: {one_line(line['message'])}", file=out)
         for note in payload["skipped"]:
             print(f"skipped: {one_line(note)}", file=out)
+        if payload["inferred"]:
+            inferred = "; ".join(payload["inferred"])
+            print(f"checked as the builder will run it: {inferred}", file=out)
+        for note in payload["not_checked"]:
+            print(f"not checked: {one_line(note)}", file=out)
     return EXIT_OK if payload["ok"] else EXIT_PROBLEMS

@@ -191,16 +191,20 @@ def isolated(fn: Callable[[], T], timeout_s: float | None = None) -> tuple[T | N
 
 
 def import_class(fqn: str, path: str, expected: str) -> tuple[type | None, ProblemFields | None]:
+    from nemo_rl.workers.suggest import did_you_mean, importable_fqns
+
     module_name, _, attr = fqn.rpartition(".")
     try:
         module = importlib.import_module(module_name)
     except BaseException as err:  # noqa: BLE001 - whatever the module raises, SystemExit too
+        missing = err.name if isinstance(err, ModuleNotFoundError) else None
+        hint = did_you_mean(importable_fqns(fqn, missing)) if missing else ""
         return None, (
             path,
             expected,
             fqn,
             f"{path}={fqn} cannot be imported: importing {module_name} raised "
-            f"{describe(err)}",
+            f"{describe(err)}" + (f"; {hint}" if hint else ""),
             "import",
         )
     try:
@@ -216,11 +220,13 @@ def import_class(fqn: str, path: str, expected: str) -> tuple[type | None, Probl
         )
     if not isinstance(obj, type):
         what = "has no attribute" if obj is None else f"has {type(obj).__name__} (not a class) at"
+        hint = did_you_mean(importable_fqns(fqn, None))
         return None, (
             path,
             expected,
             fqn,
-            f"{path}={fqn} is not a class: module {module_name} {what} {attr!r}.",
+            f"{path}={fqn} is not a class: module {module_name} {what} {attr!r}"
+            + (f"; {hint}" if hint else "."),
             "import",
         )
     return obj, None

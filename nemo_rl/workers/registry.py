@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
+from types import MappingProxyType
 
 from typing_extensions import is_protocol
 
@@ -92,6 +93,7 @@ class WorkerRegistry:
         self._rows: dict[tuple[str, str, str | None], WorkerRow] = {}
         self._envs: dict[str, ActorEnvironment] = {}
         self._protocols: dict[str, type] = {}
+        self._sources: dict[str, str] = {}  # worker FQN -> who registered its environment
         self.add(WorkerPlugin(tuple(rows), dict(environments or {})), source="built-in")
 
     def add(self, plugin: WorkerPlugin, *, source: str) -> None:
@@ -109,6 +111,7 @@ class WorkerRegistry:
             for fqn in (row.default_fqn, row.quantized_fqn):
                 if fqn is not None:
                     self._envs.setdefault(fqn, row.env)
+                    self._sources.setdefault(fqn, source)
         for fqn, env in plugin.environments.items():
             known = self._envs.get(fqn)
             if known is not None and known != env:
@@ -117,6 +120,7 @@ class WorkerRegistry:
                     f"but it is already registered in {known.name!r}."
                 )
             self._envs[fqn] = env
+            self._sources.setdefault(fqn, source)
         self._protocols.update(plugin.protocols)
 
     def _check_protocol(
@@ -167,6 +171,14 @@ class WorkerRegistry:
     def protocol_of(self, fqn: str) -> type | None:
         """The extension Protocol registered for `fqn`, if any."""
         return self._protocols.get(fqn)
+
+    def environments(self) -> Mapping[str, ActorEnvironment]:
+        """Every registered worker FQN and its actor environment (read-only)."""
+        return MappingProxyType(self._envs)
+
+    def source_of(self, fqn: str) -> str | None:
+        """Who registered `fqn`'s environment: 'built-in' or an entry point; None if nobody."""
+        return self._sources.get(fqn)
 
     def owner_of(self, fqn: str) -> tuple[WorkerRow, bool] | None:
         """The row whose default (False) or quantized (True) class is `fqn`."""

@@ -26,6 +26,10 @@ class ConfigReport:
     skipped: list[str] = field(default_factory=list)
     # Set when the file could not be used at all (exit code 2).
     unusable: str | None = None
+    # The world size the preflight rules ran with, and how the config's `cluster:` gave
+    # it (None when a flag gave it, or nothing did).
+    world_size: int | None = None
+    world_size_from: str | None = None
 
 
 def worker_json(res: Resolution) -> dict[str, Any]:
@@ -63,6 +67,8 @@ def report_json(report: ConfigReport) -> dict[str, Any]:
         "warnings": list(report.warnings),
         "skipped": list(report.skipped),
         "error": report.unusable,
+        "world_size": report.world_size,
+        "world_size_from": report.world_size_from,
     }
 
 
@@ -127,6 +133,8 @@ def render_text(report: ConfigReport, *, color: bool) -> str:
         ]
         header = ["section", "backend", "quant", "rule", "source", "protocol", "env", "worker"]
         out.extend("  " + line for line in table(rows, header))
+    if report.world_size_from is not None:
+        out.append(f"  world size: {report.world_size} ({report.world_size_from})")
     for text in report.warnings:
         out.append("  " + style.yellow(f"warning: {one_line(text)}"))
     for note in report.skipped:

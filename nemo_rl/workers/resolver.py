@@ -23,6 +23,7 @@ from nemo_rl.errors import Problem, WorkerConfigError, raise_if_any, show
 from nemo_rl.workers.fqn import fqn_problem
 from nemo_rl.workers.protocols import extends, load_protocol, protocol_ref
 from nemo_rl.workers.registry import ActorEnvironment, WorkerRegistry, WorkerRow, default_registry
+from nemo_rl.workers.suggest import closest, did_you_mean
 
 Source = Literal["default", "quant-auto", "config", "constructor"]
 FIELD = "worker_extension_cls_fqn"
@@ -295,18 +296,7 @@ def _select(
             ]
         )
     if registry.environment_of(configured) is None:
-        raise WorkerConfigError(
-            [
-                Problem(
-                    field_path,
-                    "a worker class registered with an actor environment",
-                    configured,
-                    f"{field_path}={configured} is not registered with an actor environment; "
-                    "register it through the 'nemo_rl.workers' entry-point group of its package.",
-                    rule="R2",
-                )
-            ]
-        )
+        raise WorkerConfigError([_unregistered(field_path, configured, registry)])
     return done(configured, "R2", source, base=row.default_fqn)
 
 
@@ -330,6 +320,21 @@ def _extension_protocol(extension: type, required: str, path: str, fqn: str) -> 
             ]
         )
     return ref
+
+
+def _unregistered(field_path: str, configured: str, registry: WorkerRegistry) -> Problem:
+    """R2 for an unregistered class: the closest registered names first, if any are close."""
+    hint = did_you_mean(closest(configured, registry.environments()))
+    register = "register it through the 'nemo_rl.workers' entry-point group of its package"
+    advice = f"{hint} Otherwise {register}" if hint else register
+    return Problem(
+        field_path,
+        "a worker class registered with an actor environment",
+        configured,
+        f"{field_path}={configured} is not registered with an actor environment; {advice} "
+        "(nemo-rl-workers list shows what is registered).",
+        rule="R2",
+    )
 
 
 def _mismatch(

@@ -210,9 +210,12 @@ def test_check_verifies_the_shipped_examples() -> None:
 def test_verify_reports_every_violation() -> None:
     code, out, _ = run("verify", MEGATRON.default_fqn, "--protocol", "QuantPolicyWorker")
     assert code == 1
-    assert out.strip() == (
+    # Without --role/--base, verify checks what the builder requires of a QuantPolicyWorker:
+    # the role's constructor call, and being one of the quantized workers (R4/R5).
+    assert out.splitlines()[0] == (
         f"{MEGATRON.default_fqn} does not implement QuantPolicyWorker.get_quantizer_stats: missing"
     )
+    assert f"not a subclass of {QUANT_MEGATRON} or {QUANT_AUTOMODEL}" in out.splitlines()[1]
     code, out, _ = run(
         "verify",
         str(QUANT_MEGATRON),

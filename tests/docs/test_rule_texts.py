@@ -109,6 +109,7 @@ def produced(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
         "R1": [],
         "R2": [
             *messages(lambda: resolve_policy(automodel(**{FIELD: "my_project.workers.W"}))),
+            *messages(lambda: resolve_policy(automodel(**{FIELD: TEMPLATE_FQN + "s"}))),
             *messages(lambda: resolve_policy(automodel(**{FIELD: MEGATRON.default_fqn}))),
             *messages(lambda: resolve_policy(automodel(**{FIELD: "my project.W"}))),
             *contract_messages(BROKEN_FQN, "PolicyWorker", AUTOMODEL.default_fqn),

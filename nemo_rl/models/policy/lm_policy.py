@@ -23,6 +23,7 @@ from contracts.types import (
     TrainBatch,
     TrainResult,
 )
+from nemo_rl.config.origin import problems_located
 from nemo_rl.config.schema import PolicyConfig
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import RayWorkerBuilder, RayWorkerGroup
@@ -190,13 +191,14 @@ class Policy:
         """ModelOpt quantizer counts, summed over workers; only for a quantized policy."""
         resolution = self.plan.resolution
         if not resolution.quantized:
-            raise WorkerConfigError(
-                [Problem(f"{resolution.section}.quant_cfg", "a ModelOpt quant_cfg", show(None),
-                         f"get_quantizer_stats() needs a quantized policy, but "
-                         f"{resolution.section}.quant_cfg is unset and the workers run "
-                         f"{resolution.fqn}; set {resolution.section}.quant_cfg "
-                         "(e.g. INT8_DEFAULT_CFG).", rule="R6")]
-            )
+            with problems_located(self.plan.target, resolution.section):
+                raise WorkerConfigError(
+                    [Problem(f"{resolution.section}.quant_cfg", "a ModelOpt quant_cfg", show(None),
+                             f"get_quantizer_stats() needs a quantized policy, but "
+                             f"{resolution.section}.quant_cfg is unset and the workers run "
+                             f"{resolution.fqn}; set {resolution.section}.quant_cfg "
+                             "(e.g. INT8_DEFAULT_CFG).", rule="R6")]
+                )
         quantized = self.worker_group.narrow(QuantPolicyWorker)  # R6 verified it already
         results = quantized.run_all(QuantPolicyWorker.get_quantizer_stats)
         return QuantizerStats(
