@@ -27,6 +27,7 @@ from typing import Any
 
 from bench.bench_support import local_ray, print_table, ratio
 from contracts import clear_cache
+from contracts.protocols import PolicyWorker
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.verification import (
     ACTORS_IMPORT,
@@ -52,7 +53,7 @@ def start_once(env: ActorEnvironment, workers: int) -> dict[str, Any]:
     before = ray_record()
     start = time.perf_counter()
     group = RayWorkerGroup(cluster, dataclasses.replace(light_builder(), env=env),
-                           name_prefix=f"bench_scaling_{workers}")
+                           protocol=PolicyWorker, name_prefix=f"bench_scaling_{workers}")
     start_s = time.perf_counter() - start
     group.shutdown()
     cluster.shutdown()

@@ -6,8 +6,8 @@ Two checks, each once per class (cached), never once per actor:
   that environment's interpreter;
 - the actors' import check (`verify_actors_can_import`): the class's module must be
   findable by the process each actor will be: the actors' interpreter and runtime_env,
-  on every live node; one zero-CPU Ray task per node. A module only on the driver's path
-  passes the first check and fails this one.
+  on every node its bundles may land on; one zero-CPU Ray task per node. A module only on
+  the driver's path passes the first check and fails this one.
 Every run that actually executes records where it ran (interpreter, process, node) in the
 report (`verification_report`); every rejection is a WorkerConfigError whose problems name
 `<section>.worker_extension_cls_fqn`.
@@ -21,7 +21,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,15 +151,19 @@ def verify_check(check: WorkerCheck, env: ActorEnvironment, *, node_id: str | No
 
 
 def verify_actors_can_import(
-    fqn: str, section_path: str, runtime_env: Mapping[str, Any] | None
+    fqn: str,
+    section_path: str,
+    runtime_env: Mapping[str, Any] | None,
+    nodes: Sequence[str] = (),
 ) -> None:
     """Refuse, before any placement group, a class whose module the actors cannot find.
 
-    Asks the process each actor will be (the actors' `runtime_env`, on every live node);
+    Asks the process each actor will be (the actors' `runtime_env`, on each of `nodes`,
+    the nodes its bundles may land on; every live node when none are given);
     the driver's own view does not count. Raises WorkerConfigError with one line per node
     that cannot find it, saying where it was importable and where not.
     """
-    nodes = _live_nodes()
+    nodes = tuple(sorted(nodes)) or _live_nodes()
     key = (ACTORS_IMPORT, fqn, json.dumps(runtime_env or {}, sort_keys=True), *nodes)
     with _lock:
         cached = _cache.get(key)

@@ -138,6 +138,13 @@ class RayVirtualCluster:
         alive = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]  # ray: unannotated
         if len(alive) <= 1:
             return None
+        fits = self.candidate_nodes()
+        return fits[0] if fits else None
+
+    def candidate_nodes(self) -> list[str]:
+        """The live nodes with room for one of this cluster's bundles, the likeliest first:
+        where its actors may run (so where their environment must work)."""
+        alive = [n for n in ray.nodes() if n.get("Alive")]  # type: ignore[no-untyped-call]  # ray: unannotated
         need = self.bundle_resources()
         fits = [
             n for n in alive
@@ -146,7 +153,7 @@ class RayVirtualCluster:
         # Bundles pack onto the nodes with the most of the scarce resource first.
         key = "GPU" if self.use_gpus else "CPU"
         fits.sort(key=lambda n: -float(n.get("Resources", {}).get(key, 0.0)))
-        return str(fits[0]["NodeID"]) if fits else None
+        return [str(n["NodeID"]) for n in fits]
 
     def bundle_locations(self) -> list[tuple[PlacementGroup, int]]:
         """(placement group, bundle index) of every bundle, node by node; creates the groups."""

@@ -261,7 +261,9 @@ class RayWorkerGroup(Generic[W]):
         if check is not None:
             node = None if builder.env.is_driver else cluster.verification_node()
             verify_check(check, builder.env, node_id=node)
-        verify_actors_can_import(builder.fqn, builder.section_path, builder.runtime_env())
+        verify_actors_can_import(
+            builder.fqn, builder.section_path, builder.runtime_env(), cluster.candidate_nodes()
+        )
         self._root: RayWorkerGroup[Any] = self
         self._verified: list[type] = [p for p in [_resolved_protocol(builder)] if p is not None]
         self._typed_as(protocol)  # verified against `W` as well, unless its contract includes W

@@ -115,7 +115,7 @@ def _locate(config: str, problems: list[Problem]) -> list[Problem]:
     if not problems:
         return problems
     from nemo_rl.config.loader import ConfigLoadError, load_config_located
-    from nemo_rl.workers.analysis import _locate as locate_problem
+    from nemo_rl.config.origin import locate as locate_problem
 
     try:
         _, lines = load_config_located(config, ())

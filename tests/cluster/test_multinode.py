@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import ray
 
+from contracts.protocols import PolicyWorker
+from contracts.types import LogprobBatch, TrainBatch
 from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.verification import clear_verification_cache, verification_runs
@@ -23,6 +25,7 @@ from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment, WorkerPlugin,
 from nemo_rl.workers.resolver import FIELD, resolve_policy
 
 from .conftest import GPUS_PER_NODE, REPO_ROOT, ThreeNodes
+from .protocols import NodeReportingWorker
 from .workers import HELD_FROM_RANK
 
 pytestmark = pytest.mark.cluster
@@ -51,7 +54,9 @@ def policy_section(fqn: str | None = None) -> dict[str, Any]:
 def builder(fqn: str, env: ActorEnvironment = DRIVER_ENV) -> RayWorkerBuilder:
     """Resolved (R2) through a registry that registers `fqn` in `env`."""
     registry = build_registry(entry_points=False)
-    registry.add(WorkerPlugin(environments={fqn: env}), source="tests.cluster")
+    protocols: dict[str, type] = {fqn: NodeReportingWorker} if fqn == REPORTING else {}
+    registry.add(WorkerPlugin(environments={fqn: env}, protocols=protocols),
+                 source="tests.cluster")
     section = policy_section(fqn)
     resolution = resolve_policy(section, registry=registry)
     return RayWorkerBuilder.from_resolution(resolution, section)
@@ -92,13 +97,14 @@ def test_bundles_node_by_node_ranks_on_their_bundles_and_one_rendezvous(
 ) -> None:
     before = ray_resources_snapshot()
     cluster = gpu_cluster("span", [GPUS_PER_NODE, GPUS_PER_NODE])
-    group = RayWorkerGroup(cluster, builder(REPORTING), name_prefix="span")
+    group = RayWorkerGroup(cluster, builder(REPORTING), protocol=NodeReportingWorker,
+                           name_prefix="span")
     try:
         bundles = [bundle_node_id(pg, b) for pg, b in cluster.bundle_locations()]
         # One placement group per node, each holding that node's bundles (upstream's layout).
         assert bundles[0] == bundles[1] != bundles[2] == bundles[3]
         assert set(bundles) == set(three_nodes.worker_ids.values())
-        where = group.run_all("where")
+        where = group.run_all(NodeReportingWorker.where)
         assert [w["node_id"] for w in where] == bundles  # rank r runs on bundle r's node
         tags = {three_nodes.worker_ids[w["node_tag"]] for w in where}
         assert tags == set(bundles)
@@ -108,11 +114,13 @@ def test_bundles_node_by_node_ranks_on_their_bundles_and_one_rendezvous(
         }
         assert where[0]["master_addr"] != "127.0.0.1"
         # The data-parallel group really forms across the nodes: one step, ranks agree.
-        shards = [{"input_ids": [row]} for row in ROWS]
-        results = group.run_sharded("train", shards)
+        shards: list[TrainBatch] = [{"input_ids": [row]} for row in ROWS]
+        results = group.run_sharded(PolicyWorker.train, shards)
         assert len({round(r["loss"], 6) for r in results}) == 1
-        probe = {"input_ids": [[1, 2, 3, 4, 5]]}
-        logprobs = [group.run_rank(r, "get_logprobs", probe)["logprobs"][0] for r in range(4)]
+        probe: LogprobBatch = {"input_ids": [[1, 2, 3, 4, 5]]}
+        logprobs = [
+            group.run_rank(r, PolicyWorker.get_logprobs, probe)["logprobs"][0] for r in range(4)
+        ]
         assert all(lp == pytest.approx(logprobs[0], abs=1e-5) for lp in logprobs)
     finally:
         group.shutdown()
@@ -124,9 +132,10 @@ def test_a_group_on_one_remote_node_meets_on_that_nodes_loopback(
 ) -> None:
     before = ray_resources_snapshot()
     cluster = gpu_cluster("one-node", [GPUS_PER_NODE])
-    group = RayWorkerGroup(cluster, builder(REPORTING), name_prefix="one-node")
+    group = RayWorkerGroup(cluster, builder(REPORTING), protocol=NodeReportingWorker,
+                           name_prefix="one-node")
     try:
-        where = group.run_all("where")
+        where = group.run_all(NodeReportingWorker.where)
         assert len({w["node_id"] for w in where}) == 1
         assert where[0]["node_id"] in three_nodes.worker_ids.values()  # not the driver's
         assert {w["master_addr"] for w in where} == {"127.0.0.1"}
@@ -142,10 +151,11 @@ def test_verification_runs_in_the_workers_environment_on_a_worker_node(
     clear_verification_cache()
     before = ray_resources_snapshot()
     cluster = gpu_cluster("env", [1, 1])
-    group = RayWorkerGroup(cluster, builder(REPORTING, env), name_prefix="env")
+    group = RayWorkerGroup(cluster, builder(REPORTING, env), protocol=NodeReportingWorker,
+                           name_prefix="env")
     try:
         assert verification_runs() == 1
-        assert len(group.run_all("where")) == 2
+        assert len(group.run_all(NodeReportingWorker.where)) == 2
         # Every process of the environment (the check's, then one per actor) started on a
         # worker node: on the head it would have refused to start.
         starts = log.read_text().split()
@@ -163,7 +173,8 @@ def test_a_refused_class_leaves_nothing_on_any_node(
     before = ray_resources_snapshot()
     cluster = gpu_cluster("refused", [GPUS_PER_NODE, GPUS_PER_NODE])
     with pytest.raises(WorkerConfigError) as caught:
-        RayWorkerGroup(cluster, builder(BROKEN, env), name_prefix="refused")
+        RayWorkerGroup(cluster, builder(BROKEN, env), protocol=PolicyWorker,
+                       name_prefix="refused")
     problems = caught.value.problems
     assert {(p.path, p.given) for p in problems} == {(f"policy.{FIELD}", BROKEN)}
     assert any("save_checkpoint" in p.message for p in problems)
@@ -203,7 +214,8 @@ def test_a_node_lost_during_startup_is_named_with_the_rank_and_nothing_is_left(
     killer.start()
     started = time.monotonic()
     with pytest.raises(WorkerStartupError) as caught:
-        RayWorkerGroup(cluster, builder(HELD), name_prefix="lost", ready_timeout_s=110)
+        RayWorkerGroup(cluster, builder(HELD), protocol=PolicyWorker, name_prefix="lost",
+                       ready_timeout_s=110)
     killer.join(timeout=30)
     assert time.monotonic() - started < 100  # reported when the node died, not at the timeout
     err = caught.value

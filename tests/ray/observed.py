@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from contracts.protocols import PolicyWorker
 from nemo_rl.distributed.inventory import ray_record, ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import RayWorkerBuilder, RayWorkerGroup
@@ -45,7 +46,8 @@ def control_start_is_seen(cluster: RayVirtualCluster) -> None:
     seen by the record (and gone from the live counts)."""
     live_before = ray_resources_snapshot()
     before = ray_record()
-    group = RayWorkerGroup(cluster, light_builder(), name_prefix="control", num_workers=1)
+    group = RayWorkerGroup(cluster, light_builder(), protocol=PolicyWorker,
+                           name_prefix="control", num_workers=1)
     group.shutdown()
     cluster.shutdown()
     created = ray_record().since(before)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from contracts.init_call import POLICY_INIT
+from contracts.protocols import PolicyWorker
 from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.verification import (
@@ -73,7 +74,8 @@ def test_groups_of_1_8_32_actors_verify_once_per_class_per_process(
     started = []
     for n in (1, 8, 32):
         cluster = RayVirtualCluster([n], use_gpus=False, name=f"scale-{env_kind}-{n}")
-        group = RayWorkerGroup(cluster, builder, name_prefix=f"scale_{env_kind}_{n}")
+        group = RayWorkerGroup(cluster, builder, protocol=PolicyWorker,
+                               name_prefix=f"scale_{env_kind}_{n}")
         started.append(group.world_size)
         group.shutdown()
         cluster.shutdown()
