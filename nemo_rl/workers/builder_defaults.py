@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from contracts.init_call import INIT_CALLS, InitCall
 from contracts.verify import Violation
+from nemo_rl.workers.protocols import extends, load_protocol
 from nemo_rl.workers.registry import WorkerRegistry, WorkerRow
 
 
@@ -32,11 +33,27 @@ class BuilderDefaults:
 
 
 def _rows_of(protocol: str, registry: WorkerRegistry) -> tuple[list[WorkerRow], bool]:
-    """The rows whose default (False) or quantized (True) Protocol `protocol` is."""
+    """The rows whose default (False) or quantized (True) Protocol `protocol` is, or, for
+    an extension Protocol (an FQN), the rows whose Protocol it extends (quantized first:
+    a quantized Protocol extends the default one)."""
     default = [r for r in registry.rows() if r.protocol == protocol]
     if default:
         return default, False
-    return [r for r in registry.rows() if r.quant_protocol == protocol], True
+    quant = [r for r in registry.rows() if r.quant_protocol == protocol]
+    if quant or "." not in protocol:
+        return quant, True
+    extension, _ = load_protocol(protocol)
+    if extension is None:
+        return [], False
+
+    def extended(ref: str | None) -> bool:
+        role = load_protocol(ref)[0] if ref is not None else None
+        return role is not None and extends(extension, role)
+
+    quant = [r for r in registry.rows() if extended(r.quant_protocol)]
+    if quant:
+        return quant, True
+    return [r for r in registry.rows() if extended(r.protocol)], False
 
 
 def builder_defaults(

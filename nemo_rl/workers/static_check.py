@@ -434,9 +434,7 @@ def judge(
     protocols: Mapping[str, type] | None = None,
 ) -> list[StaticReport]:
     """One report per subject, in order; one checker run for all of them."""
-    from contracts.protocols import PROTOCOLS
-
-    known = PROTOCOLS if protocols is None else protocols
+    known = _known_protocols(subjects) if protocols is None else protocols
     python = python or sys.executable
     roots = ImportRoots.of(python)
     reports: dict[int, StaticReport] = {}
@@ -459,6 +457,22 @@ def judge(
                 report.subject, report.findings, tuple(skipped[i]), report.unusable
             )
     return [reports[i] for i in range(len(subjects))]
+
+
+def _known_protocols(subjects: Sequence[Subject]) -> dict[str, type]:
+    """The built-in contracts, and each extension Protocol the subjects name by FQN. An
+    extension Protocol's module is imported (the design keeps it light: the resolver
+    reads it too); the class's module never is."""
+    from contracts.protocols import PROTOCOLS
+    from nemo_rl.workers.protocols import load_protocol
+
+    known: dict[str, type] = dict(PROTOCOLS)
+    for subject in subjects:
+        if subject.protocol not in known:
+            found, _ = load_protocol(subject.protocol)
+            if found is not None:
+                known[subject.protocol] = found
+    return known
 
 
 def _source_problem(

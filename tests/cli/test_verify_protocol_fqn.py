@@ -11,6 +11,11 @@ from nemo_rl.workers.cli import main
 TEMPLATE = "template_project.workers.TemplateAutomodelPolicyWorker"
 DEFAULT = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
 WEIGHT_NORM = "template_project.protocols.WeightNormWorker"
+# The role and base come from the row whose Protocol the extension Protocol extends.
+INFERRED = (
+    f"checked as the builder will run it: role policy (from {WEIGHT_NORM}); base {DEFAULT} "
+    "(the default worker of its row)"
+)
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -21,12 +26,13 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 def test_an_extension_protocol_fqn_is_verified() -> None:
     assert run("verify", TEMPLATE, "--protocol", WEIGHT_NORM) == (
-        0, f"{TEMPLATE} implements {WEIGHT_NORM}\n", "")
+        0, f"{TEMPLATE} implements {WEIGHT_NORM}\n{INFERRED}\n", "")
 
 
 def test_a_class_missing_the_extension_method_fails() -> None:
     assert run("verify", DEFAULT, "--protocol", WEIGHT_NORM) == (
-        1, f"{DEFAULT} does not implement WeightNormWorker.get_weight_norm: missing\n", "")
+        1, f"{DEFAULT} does not implement WeightNormWorker.get_weight_norm: missing\n{INFERRED}\n",
+        "")
 
 
 @pytest.mark.parametrize(

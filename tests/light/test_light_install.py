@@ -84,8 +84,8 @@ def test_the_light_install_holds_nothing_heavy(light: Path) -> None:
     ("args", "code", "says"),
     [
         (("resolve", "examples/configs/grpo_tiny_int8.yaml"), 0, "AutomodelQuantPolicyWorker"),
-        (("check", "--no-verify", *EXAMPLES), 1, "because quant_cfg is set"),
-        (("check", "--static", *EXAMPLES), 1, "because quant_cfg is set"),
+        (("check", "--no-verify", *EXAMPLES), 1, "quant_cfg requires worker_extension_cls_fqn="),
+        (("check", "--static", *EXAMPLES), 1, "quant_cfg requires worker_extension_cls_fqn="),
         (("check", "--static", "--checker", "mypy", "examples/configs/grpo_tiny.yaml"), 0, "ok"),
         (("verify", AUTOMODEL, "--protocol", "PolicyWorker", "--static"), 0, "implements"),
         (("verify", QUANT_VLLM, "--protocol", "QuantGenerationWorker", "--static"), 0,

@@ -30,7 +30,7 @@ def test_json_lists_every_row_and_the_installed_extension() -> None:
         "env": "driver",
         "python": None,
         "source": "entry point 'template_project' (template_project.registration:PLUGIN)",
-        "protocol": None,
+        "protocol": "template_project.protocols.WeightNormWorker",
     }
     # A row's own classes are rows, not extensions.
     row_classes = {r.default_fqn for r in BUILTIN_ROWS} | {r.quantized_fqn for r in BUILTIN_ROWS}
@@ -49,7 +49,7 @@ def test_table_shows_rows_protocols_and_extensions() -> None:
                          "QuantAsyncGenerationWorker", "driver", BUILTIN_ROWS[3].default_fqn,
                          BUILTIN_ROWS[3].quantized_fqn]
     template = next(line for line in lines if line.strip().startswith(TEMPLATE_FQN)).split()
-    assert template[:3] == [TEMPLATE_FQN, "-", "driver"]
+    assert template[:3] == [TEMPLATE_FQN, "template_project.protocols.WeightNormWorker", "driver"]
 
 
 def test_an_extension_in_its_own_environment_and_an_empty_registry() -> None:

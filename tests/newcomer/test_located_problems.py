@@ -63,7 +63,9 @@ def test_the_pipeline_locates_problems_down_the_defaults_chain(config_file: Path
     with pytest.raises(WorkerConfigError) as err:
         plan_policy(config["policy"], world_size=2, init_call=POLICY_INIT)
     assert _where(err) == [("R5", str(config_file), 4)]
-    assert str(err.value).startswith(f"{config_file}:4: policy.worker_extension_cls_fqn must be")
+    assert str(err.value).startswith(
+        f"{config_file}:4: quant_cfg requires worker_extension_cls_fqn="
+    )
 
 
 def test_a_generation_section_typo_is_located(tmp_path: Path) -> None:

@@ -49,10 +49,26 @@ class TwoArgWorker(AutomodelPolicyWorker):
         super().__init__(config, rank=0, world_size=1)
 '''
 
+PROTOCOLS = '''\
+"""The contract of my extension: the policy worker's, plus the new method."""
+
+from typing import Protocol
+
+from contracts.protocols import PolicyWorker
+
+
+class ParameterCounter(PolicyWorker, Protocol):
+    def count_parameters(self) -> int: ...
+'''
+
 REGISTRATION = '''\
+from first_ext.protocols import ParameterCounter
 from nemo_rl.workers.registry import DRIVER_ENV, WorkerPlugin
 
-PLUGIN = WorkerPlugin(environments={"first_ext.workers.CountingWorker": DRIVER_ENV})
+PLUGIN = WorkerPlugin(
+    environments={"first_ext.workers.CountingWorker": DRIVER_ENV},
+    protocols={"first_ext.workers.CountingWorker": ParameterCounter},
+)
 '''
 
 PYPROJECT = '''\
@@ -87,6 +103,7 @@ def _install(tmp_path: Path) -> Path:
     (project / "first_ext").mkdir(parents=True)
     (project / "first_ext" / "__init__.py").write_text("")
     (project / "first_ext" / "workers.py").write_text(WORKERS)
+    (project / "first_ext" / "protocols.py").write_text(PROTOCOLS)
     (project / "first_ext" / "registration.py").write_text(REGISTRATION)
     (project / "pyproject.toml").write_text(PYPROJECT)
     site = tmp_path / "site"
@@ -125,27 +142,32 @@ def test_write_register_select_check_run_and_the_mistakes(
     code, out, _ = cli("list", "--json")
     (mine,) = [e for e in json.loads(out)["extensions"] if e["fqn"] == FQN]
     assert code == 0 and mine["env"] == "driver"
+    assert mine["protocol"] == "first_ext.protocols.ParameterCounter"
     assert mine["source"] == "entry point 'first_ext' (first_ext.registration:PLUGIN)"
 
     # `check` passes, with the world size from `cluster:` (no flag, nothing skipped).
     code, out, _ = cli("check", str(good))
     assert code == 0, out
     assert "  world size: 2 (cluster.gpus_per_node (2) x cluster.num_nodes (1) = 2)" in out
-    assert "skipped" not in out and f"R2    config  PolicyWorker  driver  {FQN}" in out
+    assert "skipped" not in out
+    assert "R2    config  first_ext.protocols.ParameterCounter  driver  " in out
 
     # `verify` without flags checks what the builder will do.
     code, out, _ = cli("verify", FQN, "--protocol", "PolicyWorker")
     assert (code, out.splitlines()[0]) == (0, f"{FQN} implements PolicyWorker")
     assert "role policy (from PolicyWorker)" in out
 
-    # Run: the guide's driver, with the newcomer's method, on the session's Ray cluster.
+    # Run: the guide's driver, with the newcomer's Protocol and method, on the session's
+    # Ray cluster (narrowed to ParameterCounter, the call typed).
     # The job's runtime environment carries the site folder to the workers, as
     # `ray job submit --runtime-env-json` would.
     import ray
 
     driver = tmp_path / "driver.py"
     driver.write_text(DRIVER.read_text().replace("get_weight_norm", "count_parameters")
-                      .replace("{float(norm):.4f}", "{norm}"))
+                      .replace("template_project.protocols", "first_ext.protocols")
+                      .replace("WeightNormWorker", "ParameterCounter")
+                      .replace("{norm:.4f}", "{norm}"))
     run_env = dict(env, RAY_ADDRESS=ray.get_runtime_context().gcs_address,
                    RAY_JOB_CONFIG_JSON_ENV_VAR=json.dumps(
                        {"runtime_env": {"env_vars": {"PYTHONPATH": str(site)}}}))
