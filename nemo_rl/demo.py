@@ -112,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  generation: {generation.worker_group.world_size} x {generation.fqn} "
               f"({generation.mode}, deferred={generation.deferred})")
         print(f"  created on Ray by these starts: {ray_record().since(before_starts).describe()}")
-        print(f"  verification runs: {verification_runs()} (one per class, not per actor):")
-        for run in verification_report():
+        runs = verification_report()
+        contract = verification_runs()
+        print(f"  checks before allocation: {len(runs)}, once per class, not per actor "
+              f"({contract} contract, {len(runs) - contract} actors' import):")
+        for run in runs:
             print(f"    {run.kind} check of {run.fqn.rpartition('.')[2]} ran in {run.where}")
         print(f"  written back: policy.worker_extension_cls_fqn = "
               f"{config['policy']['worker_extension_cls_fqn']}")
