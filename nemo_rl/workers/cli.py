@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from typing import Any, TextIO, cast
 
 from nemo_rl.errors import one_line
+from nemo_rl.workers.cache_cli import add_cache_flags
+from nemo_rl.workers.formats import STRUCTURED, add_output_format, chosen_format, unavailable
 from nemo_rl.workers.output import SafeStream, silence_stdout
 from nemo_rl.workers.report import ConfigReport, render_text, report_json, use_color
 
@@ -53,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
     check.add_argument("configs", nargs="+", metavar="CONFIG")
     check.add_argument("--json", action="store_true")
+    add_output_format(check)
     size_help = "overrides the world size the config's cluster: section gives"
     check.add_argument("--world-size", type=int, default=None, help=size_help)
     check.add_argument("--nodes", type=int, default=None, help=size_help)
@@ -76,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         "(default: inferred from --protocol)",
     )
     verify.add_argument("--json", action="store_true")
+    add_output_format(verify)
     _static_flags(verify)
 
     listing = sub.add_parser("list", help="show every worker row and registered extension")
@@ -92,6 +96,7 @@ def _static_flags(command: argparse.ArgumentParser) -> None:
         help="judge the classes from their source with a type checker, importing nothing",
     )
     command.add_argument("--checker", choices=("pyrefly", "mypy"), default="pyrefly")
+    add_cache_flags(command)
 
 
 def main(
@@ -146,6 +151,10 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["migrate"]:
         from nemo_rl.config.migrate import run_migrate
+        from nemo_rl.workers.formats.commands import run_migrate_check, wants_format
+
+        if wants_format(args_list[1:]):
+            return run_migrate_check(args_list[1:], out, err)
 
         return run_migrate(args_list[1:], out, err)
     try:
@@ -154,6 +163,13 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
             args = _parser().parse_args(args_list)
     except SystemExit as stop:
         return stop.code if isinstance(stop.code, int) else EXIT_UNUSABLE
+    if args.command in ("check", "verify"):
+        fmt = chosen_format(args)
+        problem = (f"--json and --output-format {args.output_format} disagree; give one"
+                   if fmt is None else unavailable(fmt))
+        if problem is not None:
+            print(f"nemo-rl-workers: {problem}", file=err)
+            return EXIT_UNUSABLE
     if args.command == "resolve":
         return _resolve(args, out, err)
     if args.command == "check":
@@ -216,8 +232,12 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.static and not args.no_verify:
         from nemo_rl.workers.static_cli import add_static_problems
 
-        if not add_static_problems(reports, args.checker, err):
+        if not add_static_problems(reports, args.checker, err, args):
             return EXIT_UNUSABLE
+    if args.output_format in STRUCTURED:
+        from nemo_rl.workers.formats.commands import emit_check
+
+        return emit_check(reports, args.output_format, out, err)
     return _emit(reports, args.json, out, err)
 
 
@@ -298,6 +318,10 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if unusable is not None:
         print(f"nemo-rl-workers: {unusable}", file=err)
         return EXIT_UNUSABLE
+    if args.output_format in STRUCTURED:
+        from nemo_rl.workers.formats.commands import emit_verify
+
+        return emit_verify(payload, args.output_format, out, err)
     if args.json:
         json.dump(payload, out, indent=2)
         out.write("\n")

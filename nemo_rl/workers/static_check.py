@@ -32,7 +32,10 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from nemo_rl.workers.static_cache import StaticCache
 
 CHECKERS = ("pyrefly", "mypy")
 # The kinds of a static finding (the guide's "Static findings" table lists each).
@@ -48,6 +51,8 @@ ignore_missing_imports = True
 [mypy-torch.*,transformers.*,ray.*,modelopt.*,megatron.*,triton.*]
 follow_imports = skip
 """
+# pyrefly's options besides the paths (part of a cached verdict's key, as MYPY_CONFIG is).
+PYREFLY_OPTIONS = ("--preset", "default")
 CHECKER_TIMEOUT_S = 300.0
 
 def _describe_import_path() -> dict[str, object]:
@@ -317,7 +322,7 @@ def _run_checker(
     search = [str(r) for r in roots if "-packages" not in r.parts[-1]]
     env = dict(os.environ)
     if checker == "pyrefly":
-        command = [exe, "check", str(probe), "--preset", "default", "--output-format", "json",
+        command = [exe, "check", str(probe), *PYREFLY_OPTIONS, "--output-format", "json",
                    "--python-interpreter-path", python]
         for path in search:
             command += ["--search-path", path]
@@ -432,8 +437,10 @@ def judge(
     checker: str = "pyrefly",
     python: str | None = None,
     protocols: Mapping[str, type] | None = None,
+    cache: StaticCache | None = None,
 ) -> list[StaticReport]:
-    """One report per subject, in order; one checker run for all of them."""
+    """One report per subject, in order; one checker run for all of them (for those
+    that `cache`, when given, does not validly hold)."""
     known = _known_protocols(subjects) if protocols is None else protocols
     python = python or sys.executable
     roots = ImportRoots.of(python)
@@ -451,7 +458,12 @@ def judge(
             pending.append(index)
     if pending:
         judged = [subjects[i] for i in pending]
-        outcome = _judge_located(judged, known, checker, sorted(search), python)
+        if cache is None:
+            outcome = _judge_located(judged, known, checker, sorted(search), python)
+        else:
+            from nemo_rl.workers.static_cache import judge_cached
+
+            outcome = judge_cached(cache, judged, known, checker, sorted(search), python, roots)
         for i, report in zip(pending, outcome, strict=True):
             reports[i] = StaticReport(
                 report.subject, report.findings, tuple(skipped[i]), report.unusable

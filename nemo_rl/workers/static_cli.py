@@ -12,6 +12,9 @@ from collections import defaultdict
 from typing import TextIO
 
 from nemo_rl.errors import Problem
+from nemo_rl.workers.cache_cli import open_cache
+from nemo_rl.workers.formats import STRUCTURED
+from nemo_rl.workers.formats.commands import emit_verify
 from nemo_rl.workers.report import ConfigReport
 from nemo_rl.workers.static_check import (
     StaticReport,
@@ -39,12 +42,17 @@ def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """`verify FQN --protocol P --static`: judge one class from its source."""
     if _checker_missing(args.checker, err):
         return EXIT_UNUSABLE
-    (report,) = judge([Subject(args.fqn, args.protocol, args.base)], checker=args.checker)
+    usable, cache = open_cache(args, err)
+    if not usable:
+        return EXIT_UNUSABLE
+    (report,) = judge([Subject(args.fqn, args.protocol, args.base)], checker=args.checker,
+                      cache=cache)
     if report.unusable is not None:
         print(f"nemo-rl-workers: {report.unusable}", file=err)
         return EXIT_UNUSABLE
     skipped = [*report.skipped, *([ROLE_NOTE] if args.role else [])]
-    if args.json:
+    fmt: str = getattr(args, "output_format", None) or "text"
+    if args.json or fmt in STRUCTURED:
         payload = {
             "class": args.fqn,
             "protocol": args.protocol,
@@ -56,6 +64,8 @@ def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "skipped": skipped,
             "checker": args.checker,
         }
+        if fmt in STRUCTURED:
+            return emit_verify(payload, fmt, out, err)
         json.dump(payload, out, indent=2)
         out.write("\n")
     else:
@@ -68,12 +78,19 @@ def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
-def add_static_problems(reports: list[ConfigReport], checker: str, err: TextIO) -> bool:
+def add_static_problems(
+    reports: list[ConfigReport], checker: str, err: TextIO,
+    options: argparse.Namespace | None = None,
+) -> bool:
     """Judge every resolved worker of `reports` from source (one checker run per
-    environment) and add what is wrong to each report. False if no checker is here."""
+    environment) and add what is wrong to each report. False if no checker is here, or
+    the cache `options` name cannot be used."""
     from nemo_rl.workers.contract_check import WorkerCheck
 
     if _checker_missing(checker, err):
+        return False
+    usable, cache = open_cache(options or argparse.Namespace(no_cache=True), err)
+    if not usable:
         return False
     wanted: dict[str, dict[Subject, None]] = defaultdict(dict)  # python -> subjects
     for report in reports:
@@ -81,7 +98,7 @@ def add_static_problems(reports: list[ConfigReport], checker: str, err: TextIO) 
             wanted[res.env.python][Subject(res.fqn, res.protocol, res.base_fqn)] = None
     verdicts: dict[tuple[str, Subject], StaticReport] = {}
     for python, subjects in wanted.items():
-        for verdict in judge(list(subjects), checker=checker, python=python):
+        for verdict in judge(list(subjects), checker=checker, python=python, cache=cache):
             verdicts[(python, verdict.subject)] = verdict
     for report in reports:
         found: list[Problem] = []
