@@ -187,10 +187,12 @@ RULES: dict[str, tuple[str, str]] = {
         'the checker cannot take the class from its module (a name that is not a class there)',
         'static-findings',
     ),
-    # Commands' own findings, beside the config and contract rules.
+    # Findings only the output formats name (the guide's "Output formats" table).
     "migrate": ("the config still uses outdated keys; nemo-rl-workers migrate rewrites it",
-                "migrating-from-the-constructor-argument"),
-    "unusable": ("the input could not be used at all (exit code 2)", "config-load-errors"),
+                "output-formats"),
+    "unusable": ("the input could not be used at all (exit code 2)", "output-formats"),
+    "warning": ("advice the check emits at run time (R3, preflight), not a failure",
+                "output-formats"),
 }
 
 
