@@ -29,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from nemo_rl.errors import one_line
 from nemo_rl.workers import static_check
 from nemo_rl.workers.static_check import (
     ImportRoots,
@@ -70,8 +71,10 @@ class StaticCache:
     @classmethod
     def open(cls, folder: str | os.PathLike[str]) -> StaticCache:
         """The cache in `folder`, created if missing; `CacheDirError` if it cannot be."""
+        shown = one_line(os.fspath(folder))  # a name may hold a newline
+        if not shown:
+            raise CacheDirError("the cache folder's name is empty")
         path = Path(folder)
-        shown = os.fspath(folder)
         if path.exists() and not path.is_dir():
             raise CacheDirError(f"cache folder {shown} exists and is not a directory")
         entries = path / f"v{FORMAT}"
