@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from nemo_rl.audit.baseline import BaselineError, read_baseline, write_baseline
 from nemo_rl.audit.output import render_text, report_json
@@ -22,7 +22,10 @@ from nemo_rl.workers.report import use_color
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+_P = TypeVar("_P", bound=argparse.ArgumentParser)
+
+
+def add_parser(sub: argparse._SubParsersAction[_P]) -> None:
     audit_cmd = sub.add_parser(
         "audit", help="check every worker method a NeMo-RL checkout's drivers call by name")
     audit_cmd.add_argument("--nemo-rl", required=True, metavar="PATH",
