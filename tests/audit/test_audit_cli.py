@@ -129,3 +129,45 @@ def wake(self):
 def test_usage_errors_exit_2() -> None:
     code, _, err = run(["audit"])
     assert code == 2 and "--nemo-rl" in err
+
+
+def test_the_pre_commit_hook_runs_on_the_tree_it_is_started_in(tree: Path) -> None:
+    """pre-commit runs `entry [args]` in the repository root, without file names."""
+    import shlex
+    import subprocess
+    import sys
+
+    import yaml
+
+    hooks = yaml.safe_load((Path(__file__).parents[2] / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = [h for h in hooks if h["id"] == "nemo-rl-audit"]
+    assert hook["pass_filenames"] is False
+    argv = shlex.split(hook["entry"])
+    command = [str(Path(sys.executable).parent / argv[0]), *argv[1:]]
+    failing = subprocess.run(command, cwd=tree, capture_output=True, text=True, timeout=120,
+                             check=False)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "error[missing-method]" in failing.stdout
+    subprocess.run([*command, "--write-baseline", "audit-baseline.json"], cwd=tree,
+                   capture_output=True, timeout=120, check=True)
+    adopted = subprocess.run([*command, "--baseline", "audit-baseline.json"], cwd=tree,
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+
+
+def test_audit_needs_only_the_core_dependencies(tree: Path) -> None:
+    """The hook's environment has no torch, Ray, ModelOpt or vLLM; nor does the tree's."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "for name in ('torch', 'ray', 'modelopt', 'transformers', 'vllm', 'megatron'):\n"
+        "    sys.modules[name] = None  # importing it now raises ImportError\n"
+        "from nemo_rl.workers.cli import main\n"
+        f"sys.exit(main(['audit', '--nemo-rl', {str(tree)!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error[missing-method]" in done.stdout
