@@ -17,8 +17,10 @@ from typing import TextIO, TypeVar
 
 from nemo_rl.audit.baseline import BaselineError, read_baseline, write_baseline
 from nemo_rl.audit.output import render_text, report_json
-from nemo_rl.audit.run import UnusableTree, audit
+from nemo_rl.audit.run import UnusableTree, audit, checkout_root
 from nemo_rl.errors import one_line
+from nemo_rl.workers.formats import STRUCTURED, write
+from nemo_rl.workers.formats.adapters import audit_results
 from nemo_rl.workers.report import use_color
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
@@ -59,7 +61,12 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         report.findings = kept
     for problem in report.problems:
         print(f"nemo-rl-workers: audit: {one_line(str(problem))}", file=err)
-    if args.json:
+    fmt = getattr(args, "output_format", None)  # --output-format, wired by workers.cli
+    if fmt in STRUCTURED:
+        if not write(audit_results(report, str(checkout_root(Path(args.nemo_rl)))), fmt, out,
+                     err):
+            return EXIT_UNUSABLE
+    elif args.json:
         json.dump(report_json(report), out, indent=2)
         out.write("\n")
     else:

@@ -91,6 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     from nemo_rl.audit.cli import add_parser as add_audit
 
     add_audit(sub)
+    add_output_format(sub.choices["audit"])
+    add_cache_flags(sub.choices["audit"])
     return parser
 
 
@@ -168,7 +170,7 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
             args = _parser().parse_args(args_list)
     except SystemExit as stop:
         return stop.code if isinstance(stop.code, int) else EXIT_UNUSABLE
-    if args.command in ("check", "verify"):
+    if args.command in ("check", "verify", "audit"):
         fmt = chosen_format(args)
         problem = (f"--json and --output-format {args.output_format} disagree; give one"
                    if fmt is None else unavailable(fmt))
@@ -184,9 +186,9 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
         return run_list(args.json, out, err)
     if args.command == "audit":
-        from nemo_rl.audit.cli import run_audit
+        from nemo_rl.workers.audit_cache import run_audit_cached
 
-        return run_audit(args, out, err)
+        return run_audit_cached(args, out, err)
     return _verify(args, out, err)
 
 

@@ -9,7 +9,9 @@ run but the `worker_contract` fixture. With it:
 - every extension registered through the `nemo_rl.workers` entry points with its
   Protocol, and every line of `nemo_rl_workers_extensions` (`verify`'s arguments:
   `FQN --protocol P [--base B] [--role R]`), is one item running `verify`, and one more
-  running `verify --static` when `nemo_rl_workers_static` is true.
+  running `verify --static` when `nemo_rl_workers_static` is true;
+- every line of `nemo_rl_workers_trees` (`PATH [--baseline FILE]`, relative to the
+  rootdir) is one item running `nemo-rl-workers audit --nemo-rl PATH` on that checkout.
 
 Each item runs the command in this process, exactly as the CLI does (same rules, same
 exit codes), and fails with the command's own lines, never a traceback. `-k`, `-x`,
@@ -55,7 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("nemo_rl_workers_static", type="bool", default=False,
                   help="also verify every extension from source (verify --static)")
     parser.addini("nemo_rl_workers_trees", type="linelist", default=[],
-                  help="source trees to audit, one per line (needs the audit command)")
+                  help="NeMo-RL checkouts to audit, one per line: PATH [--baseline FILE]")
 
 
 def _enabled(config: pytest.Config) -> bool:
@@ -141,13 +143,29 @@ class ConfigFile(pytest.File):
         yield item
 
 
+def _audit_verdict(code: int, out: str, err: str) -> list[str]:
+    if code == _EXIT_UNUSABLE or not out.strip():
+        return err.splitlines()
+    payload = json.loads(out)
+    lines = [f"{f['call']}: {f['severity']}[{f['rule']}]: {f['message']} "
+             f"[definition: {f['definition']}]" for f in payload["findings"]]
+    lines += [f"{u['call']}: undecided: {u['driver']} calls {u['method']!r} on {u['worker']}: "
+              f"{u['reason']}" for u in payload["undecided"]]
+    return lines
+
+
+class AuditItem(_CommandItem):
+    """`nemo-rl-workers audit --nemo-rl PATH [--baseline FILE]`."""
+
+
 class ExtensionItem(_CommandItem):
     """`nemo-rl-workers verify FQN --protocol P ... [--static]`."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "nemo_rl_workers: an item of pytest --nemo-rl-workers (a config or extension)"
+        "markers", "nemo_rl_workers: an item of pytest --nemo-rl-workers (a config, an "
+        "extension or an audited tree)"
     )
 
 
@@ -205,6 +223,20 @@ def pytest_collection_modifyitems(
             item.verdict = _verify_verdict
             item.add_marker("nemo_rl_workers")
             items.append(item)
+    for line in config.getini("nemo_rl_workers_trees"):
+        args = shlex.split(line)
+        if not args:
+            continue
+        path, rest = args[0], args[1:]
+        if "--baseline" in rest[:-1]:  # relative to the rootdir, as the tree is
+            at = rest.index("--baseline") + 1
+            rest[at] = str(config.rootpath / rest[at])
+        name = f"nemo-rl-workers-audit[{path}]"
+        audit = AuditItem.from_parent(session, name=name, nodeid=name)
+        audit.argv = ["audit", "--nemo-rl", str(config.rootpath / path), *rest, "--json"]
+        audit.verdict = _audit_verdict
+        audit.add_marker("nemo_rl_workers")
+        items.append(audit)
 
 
 # ------------------------------------------------------------------------------ fixture

@@ -167,7 +167,12 @@ def _checker_identity(checker: str) -> str:
 @functools.cache
 def _own_code() -> str:
     here = Path(__file__).parent
-    return ":".join(f"{name}={file_digest(here / name)}" for name in _OWN_CODE)
+    files = [here / name for name in _OWN_CODE]
+    # Where the import-path lookup lives (shared with audit's source model).
+    lookup = sys.modules[static_check.locate.__module__].__file__
+    if lookup is not None:
+        files.append(Path(lookup))
+    return ":".join(f"{file}={file_digest(file)}" for file in files)
 
 
 def _combined(roots: ImportRoots) -> ImportRoots:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -46,10 +47,23 @@ class Manifest:
 
 
 def file_digest(path: Path) -> str | None:
+    """sha256 of the file's bytes; None when it is missing, unreadable or not a regular
+    file (a FIFO is never waited on)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _imports(file: Path, module: str) -> Iterator[str]:

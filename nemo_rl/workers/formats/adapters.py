@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nemo_rl.workers.formats.findings import Case, Finding, Results, Severity
 
 if TYPE_CHECKING:
+    from nemo_rl.audit.run import AuditReport
     from nemo_rl.config.migrate import FileReport
     from nemo_rl.workers.report import ConfigReport
 
@@ -147,4 +148,49 @@ def migrate_results(reports: Sequence[FileReport]) -> Results:
                     name, _change_line(change, lines),
                 ))
         results.cases.append(case)
+    return results
+
+
+# ------------------------------------------------------------------------------ audit
+
+
+def _file_line(where: str, root: str) -> tuple[str | None, int | None]:
+    """`file:line` of the audited tree (relative to its checkout) as a path from here."""
+    file, _, line = where.rpartition(":")
+    if not file or not line.isdigit():
+        return (shown_path(os.path.join(root, where)) if where else None), None
+    return shown_path(os.path.join(root, file)), int(line)
+
+
+def audit_results(report: AuditReport, checkout: str) -> Results:
+    """One case per (driver, worker class) pair the tree can start; the calls a pair's
+    worker cannot serve are its findings, undecided calls are errors too (never passed)."""
+    results = Results("audit")
+    cases: dict[tuple[str, str], Case] = {}
+
+    def case_of(driver: str, worker: str) -> Case:
+        if (driver, worker) not in cases:
+            cases[(driver, worker)] = Case(f"{driver} -> {worker}", "audit")
+            results.cases.append(cases[(driver, worker)])
+        return cases[(driver, worker)]
+
+    for driver in report.drivers:
+        for choice in driver.choices:
+            case_of(driver.name, choice.fqn)
+    for f in report.findings:
+        file, line = _file_line(f.call, checkout)
+        owner = f.driver.split(".")[0]
+        case_of(owner, f.worker).findings.append(Finding(
+            f.rule, "error" if f.severity == "error" else "warning",
+            f"{f.message} [definition: {f.definition}]", file, line))
+    for u in report.undecided:
+        file, line = _file_line(u.call, checkout)
+        case_of(u.driver.split(".")[0], u.worker).findings.append(Finding(
+            "undecided", "error", f"{u.driver} calls {u.method!r} on {u.worker}: {u.reason}",
+            file, line))
+    for site in report.unresolved:
+        file, line = _file_line(site.call, checkout)
+        case_of(site.driver.split(".")[0], "(unresolved)").findings.append(Finding(
+            "unresolved", "warning", f"{site.function} ({site.helper}): {site.reason}",
+            file, line))
     return results

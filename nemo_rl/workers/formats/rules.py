@@ -187,6 +187,21 @@ RULES: dict[str, tuple[str, str]] = {
         'the checker cannot take the class from its module (a name that is not a class there)',
         'static-findings',
     ),
+    # audit's rules (the guide's "Audit findings" table, nemo_rl.audit.rules.RULES).
+    "missing-method": ("a worker class the driver can start has no method the driver calls "
+                       "by name", "audit-findings"),
+    "stub-body": ("the method the driver calls is only a stub body (...) in the worker's MRO",
+                  "audit-findings"),
+    "unknown-keyword": ("the driver passes a keyword the worker's method does not accept",
+                        "audit-findings"),
+    "required-not-sent": ("the worker's method requires an argument the driver never sends",
+                          "audit-findings"),
+    "stream-mismatch": ("the driver and the worker disagree on a streamed (generator) call",
+                        "audit-findings"),
+    "undecided": ("the source cannot tell whether the worker serves the call (a base outside "
+                  "the tree and the stubs)", "audit-findings"),
+    "unresolved": ("a dispatch call whose method name or workers the source cannot tell",
+                   "audit-findings"),
     # Findings only the output formats name (the guide's "Output formats" table).
     "migrate": ("the config still uses outdated keys; nemo-rl-workers migrate rewrites it",
                 "output-formats"),
