@@ -238,3 +238,46 @@ def test_this_projects_own_run_collects_no_yaml() -> None:
 
     assert "no tests collected" in collect()
     assert "examples/configs/grpo_tiny.yaml::check" in collect("--nemo-rl-workers")
+
+
+def test_audited_trees_are_items_with_their_baseline(pytester: pytest.Pytester) -> None:
+    from tests.audit.test_rules import WORKERS
+    from tests.audit.tree import write_tree
+
+    calls = '''
+        def go(self):
+            return self.worker_group.run_all_workers_single_data({args})
+    '''
+    write_tree(pytester.path / "good", driver_body=calls.format(args='"shared", data=1'),
+               workers=WORKERS)
+    write_tree(pytester.path / "bad", driver_body=calls.format(args='"nope"'), workers=WORKERS)
+    write_tree(pytester.path / "adopted", driver_body=calls.format(args='"nope"'),
+               workers=WORKERS)
+    baseline = pytester.path / "adopted.baseline.json"
+    assert run_cli("audit", "--nemo-rl", str(pytester.path / "adopted"), "--no-cache",
+                   "--write-baseline", str(baseline)) == 0
+    pytester.makefile(".ini", pytest=textwrap.dedent("""\
+        [pytest]
+        nemo_rl_workers_registered = false
+        nemo_rl_workers_trees =
+            good
+            bad
+            adopted --baseline adopted.baseline.json
+        """))
+    result = pytester.runpytest_subprocess("--nemo-rl-workers", "-v", "-p", "no:cacheprovider")
+    assert _outcomes(result) == {
+        "nemo-rl-workers-audit[good]": "passed",
+        "nemo-rl-workers-audit[bad]": "failed",
+        "nemo-rl-workers-audit[adopted]": "passed",
+    }
+    assert ("nemo_rl/driver.py:16: error[missing-method]: Gen.go calls 'nope' on "
+            "nemo_rl.workers.SyncWorker, which has no such method (its MRO ends at Base) when "
+            "async_engine=false [definition: nemo_rl/workers.py:5]") in result.outlines
+
+
+def run_cli(*argv: str) -> int:
+    import io
+
+    from nemo_rl.workers.cli import main
+
+    return main(list(argv), io.StringIO(), io.StringIO())
