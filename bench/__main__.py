@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bench import (
+    bench_cache,
     bench_corpus,
     bench_differential,
     bench_driver_weight,
@@ -54,6 +55,7 @@ BENCHES = (
     Bench("1. Refusal vs allocation", "bench_refusal", bench_refusal.main, needs_ray=True),
     Bench("7. Typed worker calls vs the string path", "bench_typed_calls",
           bench_typed_calls.main, needs_ray=True),
+    Bench("8. Cache of static results", "bench_cache", bench_cache.main),
 )
 
 
