@@ -35,8 +35,9 @@ README = REPO / "README.md"
 TEMPLATE_README = REPO / "research" / "template_project" / "README.md"
 DOCS = (README, GUIDE, TEMPLATE_README)
 HOOKS = REPO / ".pre-commit-hooks.yaml"
-CHECKED_LANGS = {"sh", "python", "yaml", "toml"}
-YAML_KINDS = ("config", "pre-commit-config", "github-workflow")  # each has a test below
+CHECKED_LANGS = {"sh", "python", "yaml", "toml", "ini"}  # ini: test_ci_section.py
+YAML_KINDS = ("config", "pre-commit-config", "github-workflow",  # each has a test below
+              "github-annotations", "gitlab-ci")  # these two in test_ci_section.py
 
 
 def _all_blocks() -> list[Block]:
