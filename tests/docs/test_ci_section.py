@@ -148,7 +148,7 @@ def _section(anchor: str) -> str:
         slug = re.sub(r"[^\w\- ]", "", match[2].lower()).replace(" ", "-")
         if slug == anchor:
             rest = GUIDE.read_text(encoding="utf-8")[match.end():]
-            return re.split(r"^#{1,%d} " % len(match[1]), rest, maxsplit=1, flags=re.M)[0]
+            return re.split(rf"^#{{1,{len(match[1])}}} ", rest, maxsplit=1, flags=re.M)[0]
     return ""
 
 
