@@ -465,9 +465,56 @@ def migrate_write_cases() -> Iterator[Case]:
                    ("migrate", "-i", "--explicit-workers", "c.yaml"), 0, "unchanged")
 
 
+TEMPLATE_STATIC = ("verify", "template_project.workers.TemplateAutomodelPolicyWorker",
+                   "--protocol", "PolicyWorker", "--static")
+# --cache-dir folders that cannot be used: (setup, the folder given, phrase); exit 2.
+BAD_CACHE_DIRS: dict[str, tuple[Setup, str, str]] = {
+    "a file": (text("f", "x"), "f", "exists and is not a directory"),
+    "a FIFO": (fifo("p"), "p", "exists and is not a directory"),
+    "below a file": (text("f", "x"), "f/cache", "Not a directory"),
+    "a symlink loop": (symlink("loop", "loop"), "loop", "cannot be used"),
+    "its entries folder a file": (text("c/v1", "x"), "c", "cannot be used"),
+    "empty name": (text("x", ""), "", "name is empty"),
+    "control characters": (text("a\x1b[2Jb", "x"), "a\x1b[2Jb", "not a directory"),
+    "in /proc": (text("x", ""), "/proc/nemo-rl-cache", "cannot be used"),
+}
+
+
+def format_and_cache_cases() -> Iterator[Case]:
+    """--output-format on hostile files and flags; --cache-dir on folders that are not."""
+    for fmt in ("github", "sarif", "junit"):
+        for name, (setup, says) in list(UNREADABLE.items())[::3]:
+            yield Case(f"check --output-format {fmt}: {name}", setup,
+                       ("check", "--no-verify", "--output-format", fmt, "c.yaml"), 2, says)
+        yield Case(f"migrate --output-format {fmt}: outdated", text("c.yaml", OUTDATED),
+                   ("migrate", "--check", "--output-format", fmt, "c.yaml"), 1, "migrate")
+        yield Case(f"migrate --output-format {fmt}: missing", text("x", ""),
+                   ("migrate", "--check", "--output-format", fmt, "nope.yaml"), 2, "no such file")
+        for name in HOSTILE_NAMES[::2]:
+            yield Case(f"check --output-format {fmt}: name {name!a}", text(name, GOOD),
+                       ("check", "--no-verify", "--output-format", fmt, name), 0, "")
+    for argv, says in (
+        (("check", "--no-verify", "--output-format", "xml", "good.yaml"), "invalid choice"),
+        (("check", "--no-verify", "--json", "--output-format", "sarif", "good.yaml"), "disagree"),
+        (("migrate", "--output-format", "junit", "good.yaml"), "needs --check"),
+        (("migrate", "--check", "-i", "--output-format", "junit", "good.yaml"), "unrecognized"),
+        (("migrate", "--check", "--output-format"), "expected one argument"),
+        ((*TEMPLATE_STATIC, "--no-cache", "--cache-dir", "c"), "not allowed with"),
+    ):
+        yield Case(f"args: {' '.join(argv)[:60]!a}", text("good.yaml", GOOD), argv, 2, says)
+    for name, (setup, folder, says) in BAD_CACHE_DIRS.items():
+        yield Case(f"verify --static --cache-dir: {name}", setup,
+                   (*TEMPLATE_STATIC, "--cache-dir", folder), 2, says)
+        yield Case(f"check --static --cache-dir: {name}", both(setup, text("good.yaml", GOOD)),
+                   ("check", "--static", "--cache-dir", folder, "good.yaml"), 2, says)
+    # The default folder blocked: a warning, then the verdict (nothing is written).
+    yield Case("verify --static: default cache folder a FIFO", fifo(".nemo-rl-workers-cache"),
+               TEMPLATE_STATIC, 0, "running without the cache")
+
+
 def all_cases() -> list[Case]:
     cases = [*file_cases(), *name_cases(), *override_cases(), *argument_cases(),
-             *migrate_write_cases()]
+             *migrate_write_cases(), *format_and_cache_cases()]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases

@@ -93,9 +93,14 @@ def test_the_light_install_holds_nothing_heavy(light: Path) -> None:
         (("verify", AUTOMODEL, "--protocol", "QuantPolicyWorker", "--static"), 1,
          "QuantPolicyWorker.get_quantizer_stats"),
         (("migrate", "--check", "examples/configs"), 0, ""),
+        (("check", "--static", "--output-format", "github", *EXAMPLES), 1,
+         "::error file=examples/configs/mismatched_quant.yaml,line=6,title=R5::"),
+        (("migrate", "--check", "--output-format", "github", "docs/examples"), 1,
+         "::error file=docs/examples/outdated_grpo.yaml,line=5,title=migrate::"),
     ],
     ids=["resolve", "check-no-verify", "check-static", "check-static-mypy", "verify-static",
-         "verify-static-quant", "verify-static-broken", "migrate-check"],
+         "verify-static-quant", "verify-static-broken", "migrate-check", "check-static-github",
+         "migrate-check-github"],
 )
 def test_each_light_command_runs_and_imports_nothing_heavy(
     light: Path, args: tuple[str, ...], code: int, says: str
@@ -114,3 +119,16 @@ def test_the_runtime_verifier_says_what_is_missing(light: Path) -> None:
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert "torch" in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("fmt", "package"), [("sarif", "pydantic-sarif"),
+                                               ("junit", "junitparser")])
+def test_sarif_and_junit_need_the_ci_extra(light: Path, fmt: str, package: str) -> None:
+    """The light install lacks the `ci` extra: one line naming it, exit 2, nothing run."""
+    done = _run(light, "check", "--static", "--output-format", fmt, *EXAMPLES)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"nemo-rl-workers: --output-format {fmt} needs the {package} package, which is not "
+        "installed here (pip install 'nemo-rl-worker-contracts[ci]')\n")
+    assert done.stdout.startswith("HEAVY=")
