@@ -198,6 +198,7 @@ class DriverReader:
         self.overrides = self._override_maps()
         self._calls_by_name: dict[str, list[CallSite]] = {}
         self._calls_in: dict[tuple[str, str | None], list[CallSite]] = {}
+        self._loops: dict[tuple[str, str], dict[str, list[ast.expr]]] = {}
         for call in tree.calls:
             self._calls_in.setdefault((call.module, call.function), []).append(call)
             func = call.node.func
@@ -384,7 +385,7 @@ class DriverReader:
             return _text(node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr == "remote":
-            fake = CallSite(call.callee, node, call.module, call.file, call.line, call.cls,
+            fake = CallSite(node, call.module, call.file, call.line, call.cls,
                             call.function)
             created = self._actor_class(fake)
             chosen = created is not None and any(
@@ -396,15 +397,24 @@ class DriverReader:
         if function is None:
             return None
         sources: list[ast.expr] = [a.value for a in function.assignments.get(node.id, [])]
-        for inner in ast.walk(function.node):
-            if isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(
-                    inner.target, ast.Name) and inner.target.id == node.id:
-                sources.append(inner.iter)
+        sources += self._loop_sources(function).get(node.id, [])
         for source in sources:
             found = self._handle_source(source, call, depth + 1)
             if found is not None:
                 return found
         return None
+
+    def _loop_sources(self, function: Function) -> dict[str, list[ast.expr]]:
+        """Loop variable -> what it iterates (`for w in ...`, comprehensions), per function."""
+        key = (function.module, function.qualname)
+        if key not in self._loops:
+            found: dict[str, list[ast.expr]] = {}
+            for inner in ast.walk(function.node):
+                if isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)) and \
+                        isinstance(inner.target, ast.Name):
+                    found.setdefault(inner.target.id, []).append(inner.iter)
+            self._loops[key] = found
+        return self._loops[key]
 
     # -- one dispatch call
 

@@ -121,3 +121,15 @@ STREAMING_OPTION: Final = ("num_returns", "streaming")
 
 STREAM_PROXY_KEYWORD: Final = "return_generators_as_proxies"
 """`get_all_worker_results(bundle, return_generators_as_proxies=True)` yields streams."""
+
+
+EAGER_MARKERS: Final = (
+    *DISPATCH_HELPERS, WORKER_GROUP_ATTRIBUTE, *(h.rsplit(".", 1)[-1] for h in HANDLE_ATTRIBUTES),
+    *WORKER_SELECTORS, OVERRIDE_MAP_SUFFIX, ACTOR_ENVIRONMENT_REGISTRY, ".remote(",
+)
+"""A module whose text holds none of these has no driver-side code: the audit models
+it only if a worker's MRO leads there (see `nemo_rl.source.read_tree`'s `eager`)."""
+
+
+def driver_side(text: str) -> bool:
+    return any(marker in text for marker in EAGER_MARKERS)

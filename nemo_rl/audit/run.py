@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl.audit.drivers import Driver, DriverReader, Unresolved
+from nemo_rl.audit.knowledge import driver_side
 from nemo_rl.audit.rules import Finding, Undecided, check
 from nemo_rl.source import ImportRoots, Resolver, SourceProblem, read_tree, resolve_fqn
 
@@ -89,7 +90,8 @@ def _order(where: str) -> tuple[str, int]:
 def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout")."""
     root = checkout_root(path)
-    tree = read_tree(root, packages=[PACKAGE], stub_roots=stub_roots() if stubs is None else stubs)
+    tree = read_tree(root, packages=[PACKAGE], stub_roots=stub_roots() if stubs is None else stubs,
+                     eager=driver_side)
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
