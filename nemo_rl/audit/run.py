@@ -33,7 +33,9 @@ class AuditReport:
     undecided: list[Undecided] = field(default_factory=list)
     sites: int = 0
     unresolved: list[Unresolved] = field(default_factory=list)
-    drivers: list[Driver] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)  # every class that starts or calls workers
+    # Driver class name -> the drivers whose workers it calls (itself, or e.g. "Policy").
+    calls_workers_of: dict[str, set[str]] = field(default_factory=dict)
     workers: list[WorkerClass] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
@@ -114,8 +116,9 @@ def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     report.sites = side.sites
     report.unresolved = [Unresolved(u.driver, u.function, rel(u.call), u.helper, u.reason)
                          for u in side.unresolved]
-    report.drivers = sorted((d for d in side.drivers.values() if d.choices),
-                            key=lambda d: d.fqn)
+    report.drivers = sorted(side.drivers.values(), key=lambda d: d.fqn)
+    for dispatch in side.dispatches:
+        report.calls_workers_of.setdefault(dispatch.driver, set()).add(dispatch.owner)
     by_worker: dict[str, list[str]] = {}
     for driver in report.drivers:
         for choice in driver.choices:
