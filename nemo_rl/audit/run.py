@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl.audit.drivers import Driver, DriverReader, Unresolved
+from nemo_rl.audit.knowledge import driver_side
 from nemo_rl.audit.rules import Finding, Undecided, check
 from nemo_rl.source import ImportRoots, Resolver, SourceProblem, read_tree, resolve_fqn
 
@@ -32,7 +33,9 @@ class AuditReport:
     undecided: list[Undecided] = field(default_factory=list)
     sites: int = 0
     unresolved: list[Unresolved] = field(default_factory=list)
-    drivers: list[Driver] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)  # every class that starts or calls workers
+    # Driver class name -> the drivers whose workers it calls (itself, or e.g. "Policy").
+    calls_workers_of: dict[str, set[str]] = field(default_factory=dict)
     workers: list[WorkerClass] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
@@ -89,7 +92,8 @@ def _order(where: str) -> tuple[str, int]:
 def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout")."""
     root = checkout_root(path)
-    tree = read_tree(root, packages=[PACKAGE], stub_roots=stub_roots() if stubs is None else stubs)
+    tree = read_tree(root, packages=[PACKAGE], stub_roots=stub_roots() if stubs is None else stubs,
+                     eager=driver_side)
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
@@ -112,8 +116,9 @@ def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     report.sites = side.sites
     report.unresolved = [Unresolved(u.driver, u.function, rel(u.call), u.helper, u.reason)
                          for u in side.unresolved]
-    report.drivers = sorted((d for d in side.drivers.values() if d.choices),
-                            key=lambda d: d.fqn)
+    report.drivers = sorted(side.drivers.values(), key=lambda d: d.fqn)
+    for dispatch in side.dispatches:
+        report.calls_workers_of.setdefault(dispatch.driver, set()).add(dispatch.owner)
     by_worker: dict[str, list[str]] = {}
     for driver in report.drivers:
         for choice in driver.choices:

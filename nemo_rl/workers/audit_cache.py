@@ -93,11 +93,15 @@ def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """`nemo-rl-workers audit ...`, from the cache when it validly holds the answer."""
     from nemo_rl.audit.cli import run_audit
 
+    if getattr(args, "no_cache", False) or args.write_baseline:
+        return run_audit(args, out, err)
+    key = audit_key(args, out)
+    if key is None:  # the tree cannot be read: the audit says why, nothing is stored
+        return run_audit(args, out, err)
     usable, cache = open_cache(args, err)
     if not usable:
         return EXIT_UNUSABLE
-    key = None if cache is None or args.write_baseline else audit_key(args, out)
-    if cache is not None and key is not None:
+    if cache is not None:
         hit = _load(cache, key)
         if hit is not None:
             code, stdout, stderr = hit
@@ -108,7 +112,7 @@ def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     code = run_audit(args, captured_out, captured_err)
     out.write(captured_out.getvalue())
     err.write(captured_err.getvalue())
-    if cache is not None and key is not None and code != EXIT_UNUSABLE:
+    if cache is not None and code != EXIT_UNUSABLE:
         cache.store(key, {"exit": code, "stdout": captured_out.getvalue(),
                           "stderr": captured_err.getvalue()})
     return code

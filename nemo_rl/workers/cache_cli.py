@@ -1,9 +1,10 @@
 """`--cache-dir DIR` / `--no-cache` of `check --static` and `verify --static`.
 
 The cache (`static_cache`) lives in `.nemo-rl-workers-cache/` of the working folder by
-default. A `--cache-dir` that cannot be used (a file, a folder that cannot be created or
-written) is unusable input: one line, exit code 2. The default folder failing only costs
-speed: one warning line, and the run goes on without a cache.
+default, made when the first verdict is stored. A `--cache-dir` that cannot be used (a
+file, a folder that cannot be created or written) is unusable input: one line, exit code
+2. The default folder failing only costs speed: one warning line when it exists but cannot
+be used, none when it cannot be made, and the run goes on without a cache.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def open_cache(args: argparse.Namespace, err: TextIO) -> tuple[bool, StaticCache
         return True, None
     given: str | None = getattr(args, "cache_dir", None)
     try:
-        return True, StaticCache.open(given if given is not None else DEFAULT_CACHE_DIR)
+        if given is not None:
+            return True, StaticCache.open(given)
+        return True, StaticCache.open(DEFAULT_CACHE_DIR, create=False)
     except CacheDirError as bad:
         if given is not None:
             print(f"nemo-rl-workers: --cache-dir: {bad}", file=err)

@@ -69,33 +69,43 @@ class StaticCache:
     folder: Path
 
     @classmethod
-    def open(cls, folder: str | os.PathLike[str]) -> StaticCache:
-        """The cache in `folder`, created if missing; `CacheDirError` if it cannot be."""
+    def open(cls, folder: str | os.PathLike[str], *, create: bool = True) -> StaticCache:
+        """The cache in `folder`, created now if missing (`create`), else when the first
+        entry is stored; `CacheDirError` if it exists and cannot be used, or cannot be
+        created."""
         shown = one_line(os.fspath(folder))  # a name may hold a newline
         if not shown:
             raise CacheDirError("the cache folder's name is empty")
         path = Path(folder)
         if path.exists() and not path.is_dir():
             raise CacheDirError(f"cache folder {shown} exists and is not a directory")
-        entries = path / f"v{FORMAT}"
-        try:
-            entries.mkdir(parents=True, exist_ok=True)
-            # Tell backup tools and git to leave it alone, as pytest's cache does.
-            for name, text in (("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"),
-                               (".gitignore", "*\n")):
-                marker = path / name
-                if not marker.exists():
-                    marker.write_text(text, encoding="utf-8")
-            probe_fd, probe = tempfile.mkstemp(dir=entries, prefix=".write-test-")
-            os.close(probe_fd)
-            os.unlink(probe)
-        except OSError as err:
-            reason = err.strerror or type(err).__name__
-            raise CacheDirError(f"cache folder {shown} cannot be used: {reason}") from err
-        return cls(path)
+        cache = cls(path)
+        if create or path.exists():
+            try:
+                cache._prepare()
+                probe_fd, probe = tempfile.mkstemp(dir=cache._entries(), prefix=".write-test-")
+                os.close(probe_fd)
+                os.unlink(probe)
+            except OSError as err:
+                reason = err.strerror or type(err).__name__
+                raise CacheDirError(f"cache folder {shown} cannot be used: {reason}") from err
+        return cache
+
+    def _entries(self) -> Path:
+        return self.folder / f"v{FORMAT}"
+
+    def _prepare(self) -> None:
+        """The entries' folder, and the markers that tell backup tools and git to leave
+        the cache alone (as pytest's cache does); OSError if they cannot be made."""
+        self._entries().mkdir(parents=True, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"),
+                           (".gitignore", "*\n")):
+            marker = self.folder / name
+            if not marker.exists():
+                marker.write_text(text, encoding="utf-8")
 
     def _entry(self, key: str) -> Path:
-        return self.folder / f"v{FORMAT}" / f"{key}.json"
+        return self._entries() / f"{key}.json"
 
     def load(self, key: str) -> dict[str, Any] | None:
         """The payload stored under `key`, or None for a missing or untrustworthy entry."""
@@ -132,6 +142,7 @@ class StaticCache:
         entry = {"format": FORMAT, "key": key, "payload": payload, "sha256": _checksum(payload)}
         target = self._entry(key)
         try:
+            self._prepare()  # the default folder is made on the first entry stored
             fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
         except OSError:
             return

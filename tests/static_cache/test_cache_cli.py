@@ -129,3 +129,15 @@ def test_processes_sharing_a_cache_at_once_all_get_right_verdicts(tmp_path: Path
     entries = list((cache / "v1").glob("*.json"))
     assert len(entries) == 2
     assert not list((cache / "v1").glob(".tmp-*"))  # no temporary file left behind
+
+
+def test_a_run_that_stores_nothing_makes_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default folder is made with the first entry: not by an unusable input."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run("verify", "no_such_module_xyz.W", "--protocol", "PolicyWorker", "--static")
+    assert code == 2 and len(err.splitlines()) == 1
+    code, _, err = run("audit", "--nemo-rl", "missing-folder")
+    assert code == 2 and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
