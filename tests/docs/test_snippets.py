@@ -49,4 +49,4 @@ def test_blocks_outputs_directives_and_commands(tmp_path: Path) -> None:
 
 def test_the_real_documents_parse() -> None:
     guide = read_blocks(REPO / "docs" / "guides" / "worker-extensions.md")
-    assert {b.lang for b in guide} == {"sh", "python", "yaml", "toml"}
+    assert {b.lang for b in guide} == {"sh", "python", "yaml", "toml", "ini"}  # ini: pytest
