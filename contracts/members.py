@@ -156,6 +156,41 @@ def inherited_protocol_body(cls: type, name: str) -> type | None:
     return None
 
 
+# --- Overloads declared without an implementation ----------------------------------------
+
+
+def _probe() -> None: ...
+
+
+# `typing.overload` returns one shared placeholder for every overload; calling it on a
+# probe is the public way to get that placeholder (typing_extensions re-exports typing's).
+_OVERLOAD_PLACEHOLDER: Final = typing.overload(_probe)
+
+
+def is_overload_placeholder(raw: object) -> bool:
+    """Is `raw` (or the function behind it) what `@overload` leaves without an implementation?"""
+    return function_of(raw) is _OVERLOAD_PLACEHOLDER or raw is _OVERLOAD_PLACEHOLDER
+
+
+def declared_overloads(cls: type, name: str) -> list[types.FunctionType]:
+    """The `@overload` signatures of `cls.name` when only overloads declare it.
+
+    The class attribute is the shared placeholder, which names no overload. `typing`
+    registers each overload under the module and qualified name of the function it
+    decorated, and `typing.get_overloads` looks them up by exactly those two attributes
+    of what it is given; a stand-in function carrying the defining class's module and
+    `<class qualname>.<name>` finds them. No source file is needed (classes made by
+    `exec` or in a REPL work too), and no private registry is read.
+    """
+    owner = owner_of(cls, name)
+
+    def stand_in() -> None: ...
+
+    stand_in.__module__ = owner.__module__
+    stand_in.__qualname__ = f"{owner.__qualname__}.{name}"
+    return [f for f in typing.get_overloads(stand_in) if isinstance(f, types.FunctionType)]
+
+
 # --- Where a member is defined ------------------------------------------------------------
 
 

@@ -27,7 +27,13 @@ from contracts.hints import (
     type_vars,
     typevar_problem,
 )
-from contracts.members import MethodKind, async_kind, function_of
+from contracts.members import (
+    MethodKind,
+    async_kind,
+    declared_overloads,
+    function_of,
+    is_overload_placeholder,
+)
 from contracts.report import Rule, Violation
 from contracts.shape import (
     caller_signature,
@@ -163,7 +169,15 @@ class SignatureRules(CheckContext):
         cannot bind, None when unreadable (reported as skipped)."""
         target = function_of(func) or func
         overloads: list[object] = []
-        if isinstance(target, types.FunctionType):
+        if is_overload_placeholder(target):
+            # Declared only by `@overload` (usual in Protocols and stubs): the attribute
+            # is typing's shared placeholder, so the overloads are found by owner and name.
+            overloads = list(safe(lambda: declared_overloads(owner, name), []))
+            if not overloads:
+                side = "the Protocol's" if owner is self.protocol else "its"
+                self.add(name, "undecidable", f"{side} @overload signatures cannot be found")
+                return None
+        elif isinstance(target, types.FunctionType):
             overloads = list(safe(lambda: typing.get_overloads(target), []))
         found: list[ExposedCall] = []
         # Overloads are plain functions: a classmethod's still take cls, dropped like self.

@@ -220,6 +220,30 @@ def overload_pairs() -> Iterator[Pair]:
     yield from _method_pairs("overload-class", protos, {"overloaded": _OVERLOADED_IMPL})
 
 
+def overload_only_pairs() -> Iterator[Pair]:
+    """A Protocol member declared only by `@overload`, without an implementation (issue 22):
+    at runtime the attribute is typing's shared placeholder."""
+    protos = {
+        "int-str": _OVERLOADED_PROTO.rsplit("def f(self, x: int | str)", 1)[0],
+        "int-bytes": "@overload\ndef f(self, x: int) -> int: ...\n"
+        "@overload\ndef f(self, x: bytes) -> bytes: ...\n",
+        "kw-count": "@overload\ndef f(self) -> int: ...\n"
+        "@overload\ndef f(self, *, n: int) -> list[int]: ...\n",
+    }
+    impls = {
+        "same-overloads": _OVERLOADED_IMPL,
+        "union": "def f(self, x: int | str) -> int | str:\n    return x",
+        "object-any": "def f(self, x: object = 0, *, n: int = 0) -> Any:\n    return x",
+        "int-only": "def f(self, x: int) -> int:\n    return x",
+        "typevar": "def f(self, x: T) -> T:\n    return x",
+        "no-param": "def f(self) -> int:\n    return 1",
+        "kw-overloads": "@overload\ndef f(self) -> int: ...\n"
+        "@overload\ndef f(self, *, n: int) -> list[int]: ...\n"
+        "def f(self, *, n: int | None = None) -> int | list[int]:\n    return 1",
+    }
+    yield from _method_pairs("overload-only", protos, impls)
+
+
 def nested_pairs() -> Iterator[Pair]:
     for runtime, (aux_name, aux) in itertools.product(
         ("@runtime_checkable\n", ""),
@@ -663,6 +687,7 @@ CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
     "self-type": self_type_pairs,
     "unpack": unpack_pairs,
     "overload": overload_pairs,
+    "overload-only": overload_only_pairs,
     "nested": nested_pairs,
     "data": data_pairs,
     "records": record_pairs,

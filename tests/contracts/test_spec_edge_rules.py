@@ -1,0 +1,79 @@
+"""Protocol members the runtime sees only indirectly (issue 22): overloads without an
+implementation, an unpacked TypedDict's open keys, `__getattr__`, a TypeVar in the body.
+The generated pairs (tests/static/generator.py) judge the same against mypy and pyrefly."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, overload
+
+import pytest
+
+from contracts import check, clear_cache
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache() -> None:
+    clear_cache()
+
+
+def violations(cls: type, protocol: type) -> list[tuple[str, str, str]]:
+    return [(v.rule, v.member, v.message) for v in check(cls, protocol).violations]
+
+
+# --- 1. a member declared only by @overload ----------------------------------------------
+
+
+class OverloadedOnly(Protocol):
+    @overload
+    def f(self, x: int) -> int: ...
+    @overload
+    def f(self, x: str) -> str: ...
+
+
+class BothOverloads:
+    @overload
+    def f(self, x: int) -> int: ...
+    @overload
+    def f(self, x: str) -> str: ...
+    def f(self, x: int | str) -> int | str:
+        return x
+
+
+class OneUnion:
+    def f(self, x: int | str) -> Any:
+        return x
+
+
+class IntOnly:
+    def f(self, x: int) -> int:
+        return x
+
+
+def test_overload_only_member_accepts_a_class_taking_every_overload() -> None:
+    assert check(BothOverloads, OverloadedOnly).ok
+    assert check(OneUnion, OverloadedOnly).ok
+
+
+def test_overload_only_member_names_the_overload_a_class_misses() -> None:
+    found = violations(IntOnly, OverloadedOnly)
+    assert found, "IntOnly cannot take f(x: str)"
+    assert {rule for rule, _, _ in found} == {"annotation"}
+    assert all(member == "f" and "(overload (x: 'str') -> str)" in text
+               for _, member, text in found)
+
+
+def test_overload_only_member_of_a_class_made_by_exec() -> None:
+    # No source file: the overloads are still found by the class's module and name.
+    namespace: dict[str, Any] = {"__name__": "made_by_exec"}
+    exec(  # noqa: S102 - our own literal class text
+        "from typing import Protocol, overload\n"
+        "class Made(Protocol):\n"
+        "    @overload\n"
+        "    def f(self, x: int) -> int: ...\n"
+        "    @overload\n"
+        "    def f(self, x: bytes) -> bytes: ...\n",
+        namespace,
+    )
+    made = namespace["Made"]
+    assert check(OneUnion, made).ok is False  # bytes is not int | str
+    assert check(BothOverloads, made).ok is False
