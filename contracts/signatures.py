@@ -43,6 +43,7 @@ from contracts.shape import (
     old_style_positional_only,
     receivers,
     shape_problems,
+    unpacks_typeddict,
 )
 
 _EMPTY: Final = inspect.Parameter.empty
@@ -63,6 +64,9 @@ class ExposedCall:
 
     sig: inspect.Signature
     tvars: frozenset[typing.TypeVar]  # method-scoped type variables
+    # `**kwargs: Unpack[TD]` spelled out as keywords: callers may still pass more keys,
+    # since a TypedDict is open (a subclass instance can be unpacked into the call).
+    open_kwargs: bool = False
 
 
 class SignatureRules(CheckContext):
@@ -96,6 +100,14 @@ class SignatureRules(CheckContext):
             else shape_problems(proto.sig, impl.sig)
         )
         problems += [("shape", f"call shape: {p}") for p in shape]
+        if proto.open_kwargs and not impl.open_kwargs and not _takes_var_keyword(impl.sig):
+            problems.append(
+                (
+                    "shape",
+                    "call shape: takes no **kwargs, but the Protocol's **kwargs: Unpack[...] "
+                    "lets callers pass keys beyond its TypedDict (a TypedDict is open)",
+                )
+            )
         # The implementation's own type variables take what the Protocol's caller passes.
         binding: dict[object, object] = {}
         pairs = receivers(proto.sig, impl.sig)
@@ -220,12 +232,13 @@ class SignatureRules(CheckContext):
         out = sig.replace(parameters=params, return_annotation=ret)
         qualname = getattr(function_of(func), "__qualname__", "")
         out = old_style_positional_only(out, qualname.rsplit(".", 2)[-2] if "." in qualname else "")
+        open_kwargs = unpacks_typeddict(out)
         out = expand_unpacked_kwargs(out)
         tvars: set[typing.TypeVar] = set()
         for p in out.parameters.values():
             tvars |= type_vars(p.annotation)
         tvars |= type_vars(out.return_annotation)
-        return ExposedCall(out, frozenset(tvars))
+        return ExposedCall(out, frozenset(tvars), open_kwargs)
 
     # --- data members and properties ----------------------------------------------------
 
@@ -236,7 +249,13 @@ def _bind_self(call: ExposedCall, mapping: dict[object, object]) -> ExposedCall:
         for p in call.sig.parameters.values()
     ]
     ret = substitute(call.sig.return_annotation, mapping)
-    return ExposedCall(call.sig.replace(parameters=params, return_annotation=ret), call.tvars)
+    return ExposedCall(
+        call.sig.replace(parameters=params, return_annotation=ret), call.tvars, call.open_kwargs
+    )
+
+
+def _takes_var_keyword(sig: inspect.Signature) -> bool:
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
 
 
 def _show_sig(sig: inspect.Signature) -> str:

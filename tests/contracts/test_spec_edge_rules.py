@@ -4,7 +4,7 @@ The generated pairs (tests/static/generator.py) judge the same against mypy and 
 
 from __future__ import annotations
 
-from typing import Any, Protocol, overload
+from typing import Any, NotRequired, Protocol, TypedDict, Unpack, overload
 
 import pytest
 
@@ -77,3 +77,38 @@ def test_overload_only_member_of_a_class_made_by_exec() -> None:
     made = namespace["Made"]
     assert check(OneUnion, made).ok is False  # bytes is not int | str
     assert check(BothOverloads, made).ok is False
+
+
+# --- 2. **kwargs: Unpack[TD] against a class that spells TD's keys out ----------------------
+
+
+class Options(TypedDict):
+    a: int
+    b: NotRequired[str]
+
+
+class TakesOptions(Protocol):
+    def f(self, **kwargs: Unpack[Options]) -> None: ...
+
+
+class NamesTheKeys:
+    def f(self, *, a: int, b: str = "") -> None: ...
+
+
+class NamesTheKeysAndMore:
+    def f(self, *, a: int, b: str = "", **more: object) -> None: ...
+
+
+class UnpacksToo:
+    def f(self, **kwargs: Unpack[Options]) -> None: ...
+
+
+def test_unpacked_typeddict_needs_kwargs_since_a_typeddict_is_open() -> None:
+    (found,) = violations(NamesTheKeys, TakesOptions)
+    assert found[:2] == ("shape", "f")
+    assert "takes no **kwargs" in found[2] and "a TypedDict is open" in found[2]
+
+
+def test_unpacked_typeddict_is_met_by_kwargs_or_the_same_unpack() -> None:
+    assert check(NamesTheKeysAndMore, TakesOptions).ok
+    assert check(UnpacksToo, TakesOptions).ok

@@ -177,6 +177,32 @@ def unpack_pairs() -> Iterator[Pair]:
         yield Pair("unpack", f"{pn}/impl-unpack", code)
 
 
+def unpack_open_pairs() -> Iterator[Pair]:
+    """A Protocol's `**kwargs: Unpack[TD]` against classes that spell TD's keys out (issue
+    22): a TypedDict is open, so a class without `**kwargs` does not match (PEP 692)."""
+    tds = {
+        "total": "class TDArgs(TypedDict):\n    a: int\n    b: str\n\n",
+        "not-total": "class TDArgs(TypedDict, total=False):\n    a: int\n    b: str\n\n",
+        "one-key": "class TDArgs(TypedDict):\n    a: int\n\n",
+    }
+    impls = {
+        "keywords": "def f(self, *, a: int, b: str = '') -> None: ...",
+        "keywords-defaults": "def f(self, *, a: int = 0, b: str = '') -> None: ...",
+        "standard": "def f(self, a: int = 0, b: str = '') -> None: ...",
+        "keywords-kwargs": "def f(self, *, a: int = 0, b: str = '', **kw: object) -> None: ...",
+        "a-kwargs-object": "def f(self, *, a: int = 0, **kw: object) -> None: ...",
+        "kwargs-str": "def f(self, **kw: str) -> None: ...",
+        "same-unpack": "def f(self, **kw: Unpack[TDArgs]) -> None: ...",
+        "unpack-wider": "def f(self, **kw: Unpack[TDWide]) -> None: ...",
+        "lead-positional": "def f(self, x: int = 0, **kw: Unpack[TDArgs]) -> None: ...",
+    }
+    wide = "class TDWide(TypedDict, total=False):\n    a: float\n    b: object\n\n"
+    for tn, td in tds.items():
+        protos = {f"{tn}": "def f(self, **kw: Unpack[TDArgs]) -> None: ..."}
+        for pair in _method_pairs("unpack-open", protos, impls):
+            yield Pair(pair.category, pair.name, td + wide + pair.code)
+
+
 _OVERLOADED_PROTO = """\
 @overload
 def f(self, x: int) -> int: ...
@@ -686,6 +712,7 @@ CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
     "self": self_pairs,
     "self-type": self_type_pairs,
     "unpack": unpack_pairs,
+    "unpack-open": unpack_open_pairs,
     "overload": overload_pairs,
     "overload-only": overload_only_pairs,
     "nested": nested_pairs,
@@ -768,6 +795,11 @@ PYREFLY_FOLLOWS_SPEC: dict[str, str] = {
     "`*args: Any` alone still passes positional arguments",
     "callable-member call-protocol-ret": "a Callable's parameters are positional-only; a "
     "__call__ that allows passing by keyword needs the name (as in shape)",
+    "unpack-open": "PEP 692 (callables, `Source contains **kwargs and destination doesn't`): a "
+    "destination with `**kwargs: Unpack[TD]` and a source without `**kwargs` is disallowed, "
+    "since a TypedDict is open and callers may pass more keys; mypy accepts it",
+    "unpack unpack": "same rule as unpack-open: the class spells TD's keys out but takes no "
+    "**kwargs",
     "overload-class": "Overloads: an overloaded callable is assignable when one of its "
     "signatures is; mypy also unions the overloads",
 }
@@ -775,7 +807,6 @@ MYPY_FOLLOWS_SPEC: dict[str, str] = {
     "subclass": "an explicit subclass inherits the Protocol's unimplemented members as "
     "abstract (declared-only attributes, `raise NotImplementedError` bodies)",
     "data": "a ClassVar member is settable through the class, hence invariant",
-    "unpack": "PEP 692: a NotRequired key matches a keyword parameter with a default",
     "static-class": "a Protocol classmethod needs a class or static method",
     "gradual lead-any-any": "`(a: int, *args: Any, **kwargs: Any)` is `Concatenate[int, ...]`: "
     "the leading parameter is still passed and must be accepted",
