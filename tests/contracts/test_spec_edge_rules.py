@@ -112,3 +112,44 @@ def test_unpacked_typeddict_needs_kwargs_since_a_typeddict_is_open() -> None:
 def test_unpacked_typeddict_is_met_by_kwargs_or_the_same_unpack() -> None:
     assert check(NamesTheKeysAndMore, TakesOptions).ok
     assert check(UnpacksToo, TakesOptions).ok
+
+
+# --- 3. members found through __getattr__ ----------------------------------------------------
+
+
+class HasCount(Protocol):
+    count: int
+
+
+class ReadsCount(Protocol):
+    @property
+    def count(self) -> int: ...
+
+
+class DynamicInt:
+    def __getattr__(self, name: str) -> int:
+        raise AttributeError(name)
+
+
+class DynamicStr:
+    def __getattr__(self, name: str) -> str:
+        raise AttributeError(name)
+
+
+class DynamicSettable(DynamicInt):
+    def __setattr__(self, name: str, value: int) -> None:
+        object.__setattr__(self, name, value)
+
+
+def test_getattr_provides_a_read_only_member_of_its_return_type() -> None:
+    assert check(DynamicInt, ReadsCount).ok
+    (found,) = violations(DynamicStr, ReadsCount)
+    assert found[:2] == ("annotation", "count")
+    assert "str, the Protocol's attribute is int" in found[2]
+
+
+def test_getattr_alone_is_read_only_a_settable_member_needs_setattr() -> None:
+    (found,) = violations(DynamicInt, HasCount)
+    assert found[:2] == ("attribute", "count")
+    assert "found through __getattr__, no __setattr__" in found[2]
+    assert check(DynamicSettable, HasCount).ok

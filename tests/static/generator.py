@@ -334,6 +334,29 @@ def data_pairs() -> Iterator[Pair]:
         yield Pair("data", f"{pn}:{want}/{iname}:{got}", code)
 
 
+def getattr_pairs() -> Iterator[Pair]:
+    """Data members and properties a class provides only through `__getattr__` (issue 22)."""
+    protos = {
+        "attr-int": "x: int",
+        "attr-object": "x: object",
+        "property-int": "@property\ndef x(self) -> int: ...",
+        "property-float": "@property\ndef x(self) -> float: ...",
+        "classvar": "x: ClassVar[int]",
+    }
+    getattr_ = "def __getattr__(self, name: str) -> {}:\n    raise AttributeError(name)"
+    setattr_ = "\n\ndef __setattr__(self, name: str, value: {}) -> None:\n    pass"
+    impls = {
+        f"get-{t}": getattr_.format(t) for t in ("int", "bool", "str", "Any", "object")
+    } | {
+        f"get-set-{t}": getattr_.format("int") + setattr_.format(t) for t in ("int", "str")
+    } | {
+        "unannotated": "def __getattr__(self, name):  # type: ignore[no-untyped-def]\n"
+        "    raise AttributeError(name)",
+        "get-int-own-x": getattr_.format("int") + "\n\nx: str = ''",
+    }
+    yield from _method_pairs("getattr", protos, impls)
+
+
 def record_pairs() -> Iterator[Pair]:
     """Dataclasses and NamedTuples: fields settable or not."""
     protos = {
@@ -718,6 +741,7 @@ CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
     "nested": nested_pairs,
     "data": data_pairs,
     "records": record_pairs,
+    "getattr": getattr_pairs,
     "generic-method": generic_method_pairs,
     "generic-protocol": generic_protocol_pairs,
     "gradual": gradual_pairs,
@@ -800,6 +824,9 @@ PYREFLY_FOLLOWS_SPEC: dict[str, str] = {
     "since a TypedDict is open and callers may pass more keys; mypy accepts it",
     "unpack unpack": "same rule as unpack-open: the class spells TD's keys out but takes no "
     "**kwargs",
+    "getattr": "Protocols: a protocol variable is readable and writable by default; "
+    "`__getattr__` alone makes an attribute readable only (mypy itself refuses `obj.x = 1` on "
+    "such a class, yet accepts it for a settable member)",
     "overload-class": "Overloads: an overloaded callable is assignable when one of its "
     "signatures is; mypy also unions the overloads",
 }
