@@ -192,8 +192,9 @@ class AttributeRules(CheckContext):
 def vars_lookup_defined(cls: type, name: str) -> object | None:
     """`name` from the class's MRO, but not object's own (every class has `__setattr__`)."""
     for klass in cls.__mro__:
-        if klass is not object and name in vars(klass):
-            return vars(klass)[name]
+        found: object = vars(klass).get(name) if klass is not object else None
+        if found is not None:
+            return found
     return None
 
 
