@@ -21,6 +21,7 @@ import typing
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
+import typing_extensions
 from typing_extensions import get_protocol_members, is_protocol
 
 MethodKind: TypeAlias = Literal["instance method", "staticmethod", "classmethod"]
@@ -59,15 +60,45 @@ def vars_lookup(cls: type, name: str) -> object | None:
         return None
 
 
+# `T = TypeVar("T")` in a class body declares a type variable for annotations, not an
+# attribute of instances; typing still lists the name among the Protocol's members.
+_TYPE_PARAMETERS: Final = tuple(
+    {
+        typing.TypeVar,
+        typing.ParamSpec,
+        typing.TypeVarTuple,
+        typing_extensions.TypeVar,
+        typing_extensions.ParamSpec,
+        typing_extensions.TypeVarTuple,
+    }
+)
+
+
 def protocol_members(protocol: type) -> list[str]:
-    """The Protocol's members, base Protocols' first, each in definition order."""
+    """The Protocol's members, base Protocols' first, each in definition order; a type
+    variable assigned in a Protocol body is not one."""
     members = get_protocol_members(protocol)
     ordered: list[str] = []
     for klass in reversed(protocol.__mro__):
         for name in [*vars(klass), *vars(klass).get("__annotations__", {})]:
-            if name in members and name not in ordered:
+            if name in members and name not in ordered and not _declares_type_variable(klass, name):
                 ordered.append(name)
     return ordered
+
+
+def body_type_variables(cls: type, name: str) -> dict[str, object]:
+    """Type variables assigned in the body of the class defining `cls.name`: annotations of
+    its methods may name them (`from __future__ import annotations` leaves them as text)."""
+    try:
+        namespace = vars(owner_of(cls, name))
+    except AttributeError:
+        return {}
+    return {k: v for k, v in namespace.items() if isinstance(v, _TYPE_PARAMETERS)}
+
+
+def _declares_type_variable(klass: type, name: str) -> bool:
+    annotated = name in vars(klass).get("__annotations__", {})
+    return not annotated and isinstance(vars(klass).get(name), _TYPE_PARAMETERS)
 
 
 def method_kind(raw: object) -> MethodKind:

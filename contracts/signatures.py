@@ -30,6 +30,7 @@ from contracts.hints import (
 from contracts.members import (
     MethodKind,
     async_kind,
+    body_type_variables,
     declared_overloads,
     function_of,
     is_overload_placeholder,
@@ -205,7 +206,8 @@ class SignatureRules(CheckContext):
                 return None
             if sig is None:
                 return []
-            hints = self.hints(name, resolve_hints(one), owner_name)
+            local = safe(lambda: body_type_variables(owner, name), {})
+            hints = self.hints(name, resolve_hints(one, local), owner_name)
             found.append(self.normalise(sig, hints, one, owner, name))
         return found
 

@@ -4,11 +4,12 @@ The generated pairs (tests/static/generator.py) judge the same against mypy and 
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, Protocol, TypedDict, Unpack, overload
+from typing import Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack, overload
 
 import pytest
 
 from contracts import check, clear_cache
+from contracts.verify import protocol_members
 
 
 @pytest.fixture(autouse=True)
@@ -153,3 +154,36 @@ def test_getattr_alone_is_read_only_a_settable_member_needs_setattr() -> None:
     assert found[:2] == ("attribute", "count")
     assert "found through __getattr__, no __setattr__" in found[2]
     assert check(DynamicSettable, HasCount).ok
+
+
+# --- 4. a TypeVar assigned in a Protocol body ---------------------------------------------
+
+
+class Echo(Protocol):
+    U = TypeVar("U")
+
+    def echo(self, x: U) -> U: ...
+
+
+class EchoesAnything:
+    def echo(self, x: T) -> T:
+        return x
+
+
+class EchoesInts:
+    def echo(self, x: int) -> int:
+        return x
+
+
+T = TypeVar("T")
+
+
+def test_typevar_in_a_protocol_body_is_not_a_member() -> None:
+    assert protocol_members(Echo) == ["echo"]
+    assert check(EchoesAnything, Echo).ok
+
+
+def test_typevar_in_a_protocol_body_still_types_its_methods() -> None:
+    # `U` names a method-scoped type variable: a class taking only int is not as generic.
+    found = violations(EchoesInts, Echo)
+    assert found and {(rule, member) for rule, member, _ in found} == {("annotation", "echo")}

@@ -357,6 +357,25 @@ def getattr_pairs() -> Iterator[Pair]:
     yield from _method_pairs("getattr", protos, impls)
 
 
+def protocol_typevar_pairs() -> Iterator[Pair]:
+    """A type variable assigned in a Protocol's body (issue 22): a name for annotations,
+    not a member the class must have."""
+    protos = {
+        "typevar-used": "U = TypeVar('U')\n\ndef f(self, x: U) -> U: ...",
+        "typevar-unused": "U = TypeVar('U')\n\ndef f(self, x: int) -> int: ...",
+        "bound-typevar": "U = TypeVar('U', bound=int)\n\ndef f(self, x: U) -> U: ...",
+        "typevar-and-attr": "U = TypeVar('U')\nn: int\n\ndef f(self, x: int) -> int: ...",
+    }
+    impls = {
+        "generic": "def f(self, x: T) -> T:\n    return x",
+        "int": "def f(self, x: int) -> int:\n    return x",
+        "str": "def f(self, x: str) -> str:\n    return x",
+        "generic-with-n": "n: int = 0\n\ndef f(self, x: T) -> T:\n    return x",
+        "no-f": "n: int = 0",
+    }
+    yield from _method_pairs("protocol-typevar", protos, impls)
+
+
 def record_pairs() -> Iterator[Pair]:
     """Dataclasses and NamedTuples: fields settable or not."""
     protos = {
@@ -742,6 +761,7 @@ CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
     "data": data_pairs,
     "records": record_pairs,
     "getattr": getattr_pairs,
+    "protocol-typevar": protocol_typevar_pairs,
     "generic-method": generic_method_pairs,
     "generic-protocol": generic_protocol_pairs,
     "gradual": gradual_pairs,
@@ -835,6 +855,9 @@ MYPY_FOLLOWS_SPEC: dict[str, str] = {
     "abstract (declared-only attributes, `raise NotImplementedError` bodies)",
     "data": "a ClassVar member is settable through the class, hence invariant",
     "static-class": "a Protocol classmethod needs a class or static method",
+    "protocol-typevar": "`U = TypeVar('U')` in a class body declares a type variable, a name "
+    "for use in annotations (generics), not an attribute with a type; pyrefly demands it of "
+    "the class as a member",
     "gradual lead-any-any": "`(a: int, *args: Any, **kwargs: Any)` is `Concatenate[int, ...]`: "
     "the leading parameter is still passed and must be accepted",
 }
