@@ -36,7 +36,7 @@ from typing import Literal, TypeAlias
 
 CHECKERS = ("pyrefly", "mypy")
 # The kinds of a static finding (the guide's "Static findings" table lists each).
-StaticRule: TypeAlias = Literal["static", "base", "source"]
+StaticRule: TypeAlias = Literal["static", "base", "source", "not-a-class", "base-not-a-class"]
 # mypy follows the class's imports silently (their errors are not ours) and skips the
 # heavy frameworks, whose types are then unknown (Any): analysing torch alone takes
 # minutes, and the contract is about the class's own methods.
@@ -270,6 +270,8 @@ def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> 
         protocol = protocols[subject.protocol]
         module, _, name = subject.fqn.rpartition(".")
         probe.add(f"from {module} import {name} as _S{index}", (index, "", "source"))
+        # A constant or an instance bound at module level: a usage error, not a contract.
+        probe.add(f"_k{index}: type = _S{index}", (index, "", "not-a-class"))
         probe.add(
             f"from {protocol.__module__} import {protocol.__name__} as _W{index}",
         )
@@ -284,6 +286,7 @@ def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> 
         if subject.base_fqn is not None:
             base_module, _, base_name = subject.base_fqn.rpartition(".")
             probe.add(f"from {base_module} import {base_name} as _B{index}")
+            probe.add(f"_kb{index}: type = _B{index}", (index, "", "base-not-a-class"))
             probe.add(f"_b{index}: type[_B{index}] = _S{index}", (index, "", "base"))
     return probe
 
@@ -410,6 +413,12 @@ def _class_problem(source: Located, name: str) -> str | None:
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return (
+                f"module {source.module} defines function {name!r} (not a class) in "
+                f"{source.file}"
+            )
     return f"module {source.module} has no {name!r} in {source.file}"
 
 
@@ -489,12 +498,13 @@ def _source_problem(
         )
     for fqn in filter(None, (subject.fqn, subject.base_fqn)):
         module, _, name = fqn.rpartition(".")
+        shown = fqn if fqn == subject.fqn else f"--base {fqn}"
         found = locate(module, roots) if module else f"{fqn!r} names no module"
         if isinstance(found, str):
-            return f"{fqn} cannot be found: {found}"
+            return f"{shown} cannot be found: {found}"
         problem = _class_problem(found, name)
         if problem is not None:
-            return f"{fqn} is not a class: {problem}"
+            return f"{shown} is not a class: {problem}"
         search.add(found.root)
         if fqn == subject.fqn:
             skipped.extend(
@@ -536,6 +546,13 @@ def _judge_located(
     reports = []
     for index, subject in enumerate(subjects):
         findings = found.get(index, [])
+        not_a_class = [f for f in findings if f.rule in ("not-a-class", "base-not-a-class")]
+        if not_a_class:
+            first = not_a_class[0]
+            fqn = subject.fqn if first.rule == "not-a-class" else f"--base {subject.base_fqn}"
+            unusable = f"{fqn} is not a class ({first.message})"
+            reports.append(StaticReport(subject, unusable=unusable))
+            continue
         by_member = [f for f in findings if f.member]
         # The whole-Protocol line repeats what the member lines said; keep it only alone.
         whole = [f for f in findings if not f.member and f.rule == "static"]

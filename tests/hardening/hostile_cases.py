@@ -368,6 +368,14 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "verify missing module": (("verify", "no_such_mod_xyz.C", "--protocol", "PolicyWorker"), 2,
                               "cannot be imported"),
     "verify not a class": (("verify", "os.sep", "--protocol", "PolicyWorker"), 2, "not a class"),
+    # Issue 22: a function, an int constant, an instance; as the class and as --base, both paths.
+    **{f"verify{static} {what}{' as --base' if base else ''}": (
+        ("verify", *(("collections.OrderedDict", "--base", fqn) if base else (fqn,)),
+         "--protocol", "PolicyWorker", *((static,) if static else ())), 2, "is not a class")
+       for static in ("", "--static")
+       for what, fqn in (("a function", "json.dumps"), ("an int constant", "stat.S_IFDIR"),
+                         ("an instance", "logging.root"))
+       for base in (False, True)},
     "verify bad base": (("verify", "collections.OrderedDict", "--protocol", "PolicyWorker",
                          "--base", "a..b"), 2, "--base"),
     "verify missing base": (("verify", "collections.OrderedDict", "--protocol", "PolicyWorker",

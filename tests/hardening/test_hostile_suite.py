@@ -146,6 +146,12 @@ HOSTILE_MODULES = {
     "__wrapped__ cycle": (
         "def f(self, batch):\n    pass\nf.__wrapped__ = f\n"
         "class C:\n    train = f\n    is_alive = f\n", "C", 1, "PolicyWorker"),
+    # typing.get_type_hints follows __wrapped__ with no cycle check: it used to spin here.
+    "__wrapped__ cycle, __signature__, unresolvable annotation": (
+        "import inspect\ndef f(self, batch: 'NoSuchType') -> None:\n    pass\n"
+        "f.__wrapped__ = f\nf.__signature__ = inspect.signature(lambda self, batch: None)\n"
+        "class C:\n    train = f\n    is_alive = f\n", "C", 1,
+        "annotation of parameter 'batch' could not be resolved (NameError"),
     "__str__ of the error raises": (
         "class E(Exception):\n    def __str__(s):\n        raise RuntimeError('str')\n"
         "raise E()\n", "X", 2, "cannot be imported"),
