@@ -40,7 +40,12 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from nemo_rl.config import safe_read
-from nemo_rl.config.interpolation import MAX_EXPANDED_CHARS, check_budget, within_time
+from nemo_rl.config.interpolation import (
+    MAX_EXPANDED_CHARS,
+    check_budget,
+    memoized_select,
+    within_time,
+)
 from nemo_rl.config.origin import remember
 from nemo_rl.config.pruned_resolve import plain_copy, resolve_pruned
 from nemo_rl.config.safe_read import ConfigLoadError as ConfigLoadError  # its public home
@@ -570,7 +575,8 @@ def _interpolates(node: object) -> bool:
 
 
 def _omegaconf_resolved(data: dict[str, Any]) -> dict[str, Any]:
-    return cast(dict[str, Any], OmegaConf.to_container(OmegaConf.create(data), resolve=True))
+    with memoized_select():  # each select once (check_budget counts them so)
+        return cast(dict[str, Any], OmegaConf.to_container(OmegaConf.create(data), resolve=True))
 
 
 def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:

@@ -650,6 +650,29 @@ def _real(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
+def _is_dir(path: Path) -> bool:
+    """`path.is_dir()`, False where the system refuses the name (too long, a NUL): reading
+    the file then reports why, one line, instead of an OSError escaping."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_symlink(path: Path) -> bool:
+    try:
+        return path.is_symlink()
+    except (OSError, ValueError):
+        return False
+
+
 def _defaults_of(root: _Map | None) -> list[str]:
     value = root.get("defaults") if root is not None else None
     if isinstance(value, _Node) and value.tag.endswith(":str"):
@@ -816,7 +839,7 @@ def _config_files(folder: Path) -> list[Path]:
             )
         for name in names:
             path = Path(top) / name
-            if path.suffix in CONFIG_SUFFIXES and path.is_file():
+            if path.suffix in CONFIG_SUFFIXES and _is_file(path):
                 found.append(path)
     return sorted(found)
 
@@ -828,7 +851,7 @@ def expand_inputs(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
     """
     files: dict[Path, tuple[Path, Path]] = {}  # by real path: a file named twice runs once
     for path in paths:
-        if path.is_dir():
+        if _is_dir(path):
             pairs = [(p, path) for p in _config_files(path)]
         else:
             pairs = [(path, path.parent)]
@@ -855,7 +878,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
     A symlink is followed, so the link stays and its target is updated.
     """
-    path = _real(path) if path.is_symlink() else path
+    path = _real(path) if _is_symlink(path) else path
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
@@ -914,7 +937,7 @@ def _parser() -> _Parser:
 def _destinations(
     inputs: list[tuple[Path, Path]], out: Path, single_file: bool
 ) -> dict[Path, Path]:
-    if single_file and not out.is_dir():
+    if single_file and not _is_dir(out):
         return {inputs[0][0]: out}
     if single_file:
         return {inputs[0][0]: out / inputs[0][0].name}
@@ -965,12 +988,12 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
     output: Path | None = args.output
     dests: dict[Path, Path] = {}
     if output is not None:
-        single = len(configs) == 1 and not configs[0].is_dir()
+        single = len(configs) == 1 and not _is_dir(configs[0])
         dests = _destinations(inputs, output, single)
     verb = "changed" if in_place or output is not None else "would change"
     shown: list[FileReport] = []
-    roots = [_real(c) for c in configs if c.is_dir()]
-    named = {_real(c) for c in configs if not c.is_dir()}
+    roots = [_real(c) for c in configs if _is_dir(c)]
+    named = {_real(c) for c in configs if not _is_dir(c)}
     for report in reports:
         if report.status != "error":
             try:
@@ -984,8 +1007,8 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
                     write_atomic(report.path, report.new_bytes())
                 elif output is not None:
                     dest = dests[report.path]
-                    into = _real(output if output.is_dir() else output.parent)
-                    if dest.is_symlink() and not _real(dest).is_relative_to(into):
+                    into = _real(output if _is_dir(output) else output.parent)
+                    if _is_symlink(dest) and not _real(dest).is_relative_to(into):
                         report = FileReport(report.path, "error", error=(
                             f"{dest} is a symlink to {_real(dest)}, outside {into}; not written"))
                     else:

@@ -213,9 +213,12 @@ BAD_PARENTS: dict[str, tuple[Setup, str]] = {
 BAD_INTERPOLATIONS: dict[str, tuple[str, str]] = {
     "size bomb": ("a0: " + "x" * 1_000_000 + "\na1: " + "${a0}" * 10 + "\n", "characters"),
     "reference chain": (chain("${a%d}", 12, 10), "over 20000"),
-    "oc.select chain": (chain("${oc.select:a%d}", 7), "resolver calls"),
-    "oc.select chain with default": (chain("${oc.select:a%d,0}", 7), "resolver calls"),
-    "oc.select relative": (chain("${oc.select:.a%d}", 7), "resolver calls"),
+    # Selects are evaluated once each (issue 22): eight a line are refused for their size.
+    "oc.select chain": (chain("${oc.select:a%d}", 8), "characters"),
+    "oc.select chain with default": (chain("${oc.select:a%d,0}", 8), "characters"),
+    "oc.select relative": (chain("${oc.select:.a%d}", 8), "characters"),
+    "oc.select linear chain of 500": (chain("${oc.select:a%d}", 501, 1), ""),
+    "oc.select doubling chain": (chain("${oc.select:a%d}", 16, 2), ""),
     "max chain": ("a0: 1\n" + "".join(f"a{i}: ${{max:${{a{i - 1}}},${{a{i - 1}}}}}\n"
                                       for i in range(1, 18)), "resolver calls"),
     "oc.decode chain": (chain("${oc.decode:${a%d}}", 8, 6), "resolver calls"),
@@ -236,7 +239,8 @@ BAD_INTERPOLATIONS: dict[str, tuple[str, str]] = {
     "secret as a key": ("b: 1\na: ${oc.select:${oc.env:NEMO_RL_HOSTILE_SECRET}}\n", ""),
 }
 # Controls: these resolve (exit 0).
-RESOLVES = {"oc.select with a default", "secret as a key"}
+RESOLVES = {"oc.select with a default", "secret as a key", "oc.select linear chain of 500",
+            "oc.select doubling chain"}
 
 # Configs that load, with values the rules must reject (exit 1) rather than crash on.
 BAD_VALUES: dict[str, tuple[str, str]] = {
@@ -441,6 +445,35 @@ def argument_cases() -> Iterator[Case]:
         yield Case(f"args: {name}", setup, argv, code, says)
 
 
+# Issue 22: sizes beyond any cluster, and a name too long for the file system.
+HUGE = str(10**400)
+TP3 = policy_with("automodel_cfg: {enabled: true, tensor_parallel_size: 3}")
+LONG_NAME = "n" * 300 + ".yaml"
+
+
+def huge_and_long_cases() -> Iterator[Case]:
+    tp3 = both(text("tp3.yaml", TP3), text("good.yaml", GOOD),
+               text("cluster.yaml", TP3 + f"cluster:\n  num_nodes: {HUGE}\n  gpus_per_node: 1\n"))
+    half = str(10**200)
+    for name, argv, code, says in (
+        ("--world-size 10**400, TP 3", ("check", "--world-size", HUGE, "tp3.yaml"), 1,
+         "does not divide the world size a 401-digit number"),
+        ("--world-size 10**400, a good config", ("check", "--world-size", HUGE, "good.yaml"), 0,
+         "ok"),
+        ("--nodes 10**200 --gpus-per-node 10**200, TP 3",
+         ("check", "--nodes", half, "--gpus-per-node", half, "tp3.yaml"), 1,
+         "a 401-digit number"),
+        ("cluster.num_nodes 10**400, TP 3", ("check", "cluster.yaml"), 1, "a 401-digit number"),
+        ("migrate --check a 300-character name", ("migrate", "--check", LONG_NAME), 2,
+         "name is too long for the file system"),
+        ("migrate -i a 300-character name", ("migrate", "-i", LONG_NAME), 2,
+         "name is too long for the file system"),
+        ("migrate -o a 300-character name", ("migrate", "-o", LONG_NAME, "good.yaml"), 2,
+         "File name too long"),
+    ):
+        yield Case(f"huge: {name}", tp3, argv, code, says)
+
+
 def migrate_write_cases() -> Iterator[Case]:
     yield Case("migrate -i: outdated", text("c.yaml", OUTDATED), ("migrate", "-i", "c.yaml"), 0,
                "changed", {"c.yaml": MIGRATED.encode()})
@@ -475,7 +508,7 @@ def migrate_write_cases() -> Iterator[Case]:
 
 def all_cases() -> list[Case]:
     cases = [*file_cases(), *name_cases(), *override_cases(), *argument_cases(),
-             *migrate_write_cases()]
+             *huge_and_long_cases(), *migrate_write_cases()]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases
