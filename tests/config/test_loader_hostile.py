@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl.config.loader import MAX_FILE_BYTES, ConfigLoadError, load_config
-from nemo_rl.config.safe_read import MAX_YAML_DEPTH
+from nemo_rl.config.safe_read import MAX_YAML_DEPTH, parse_yaml
 
 
 def write(path: Path, text: str) -> Path:
@@ -254,3 +254,26 @@ def test_environment_values_are_redacted_once_read(
     config = load_config(write(tmp_path / "c.yaml", "a: ${oc.env:NEMO_RL_TEST_TOKEN}\n"))
     assert config == {"a": "s3cr3t-value"}
     assert redact("given s3cr3t-value.") == "given <redacted $NEMO_RL_TEST_TOKEN>."
+
+
+def test_plain_nodes_are_not_counted_as_alias_expansion() -> None:
+    # Issue 22: 2.5 MB of small flow mappings and 60,000 keys hold no alias: nothing expands.
+    flows = "".join(f"m{i}: {{a: {i}, b: [1, 2, 3, 4, 5, 6, 7, 8], c: xxxxxxxxxxxxxxxxxxxx"
+                    f"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}}\n"
+                    for i in range(20_000))
+    assert len(flows) > 2_500_000
+    data = parse_yaml(flows, "flows.yaml")[1]
+    assert isinstance(data, dict) and len(data) == 20_000
+    keys = "".join(f"k{i}: {i}\n" for i in range(60_000))
+    data = parse_yaml(keys, "keys.yaml")[1]
+    assert isinstance(data, dict) and len(data) == 60_000
+
+
+def test_aliases_are_counted_by_what_they_add() -> None:
+    anchor = "a: &a [" + ", ".join(["x"] * 100) + "]\n"
+    # 900 references of 101 nodes add 90,900 nodes: under the limit.
+    parse_yaml(anchor + "b: [" + ", ".join(["*a"] * 900) + "]\n", "ok.yaml")
+    # 1,000 add 101,000: over it.
+    with pytest.raises(ConfigLoadError, match="YAML aliases expand past 100000 nodes") as info:
+        parse_yaml(anchor + "b: [" + ", ".join(["*a"] * 1000) + "]\n", "bomb.yaml")
+    assert info.value.kind == "too-large"
