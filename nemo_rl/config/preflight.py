@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final, Literal
 
-from nemo_rl.config.sections import as_mapping, policy_backend, worker_sections
+from nemo_rl.config.sections import as_mapping, key_problem, policy_backend, worker_sections
 from nemo_rl.errors import Problem, raise_if_any, show
 
 # Upstream's documented way past the TP>=4 batch-variance check; like upstream,
@@ -525,6 +525,8 @@ def preflight_problems(
     skipped = [f"{rule.name}: no world size given" for rule in RULES
                if rule.needs_world_size and world_size is None]
     root = as_mapping(config)
+    if root is None and isinstance(config, Mapping):  # a mapping with a non-string key
+        return PreflightReport([key_problem(config, "")], [], skipped)
     if root is None:
         return PreflightReport([], [], skipped + ["every rule: the config is not a mapping"])
     for path, raw in worker_sections(root) if sections is None else sections:

@@ -485,6 +485,30 @@ def huge_and_long_cases() -> Iterator[Case]:
         yield Case(f"huge: {name}", tp3, argv, code, says)
 
 
+def message_cases() -> Iterator[Case]:
+    """Issue 22: messages that used to mislead (a loop as missing, a device as absent, an
+    int key as no mapping, a newline dropped from a name)."""
+    check = ("check", "--world-size", "2", "c.yaml")
+    for name, setup, code, says in (
+        ("recipe under a looping folder",
+         both(symlink("la", "la"), text("c.yaml", policy_with("quant_cfg: la/r.yaml"))), 1,
+         "its path is a symlink loop"),
+        ("recipe /dev/zero named directly", text("c.yaml", policy_with("quant_cfg: /dev/zero")),
+         1, "is not a regular file"),
+        ("an int key in policy", text("c.yaml", policy_with("1: x")), 1,
+         "policy has the key 1, which is an int, not a string"),
+        ("an int key in a backend block",
+         text("c.yaml", policy_with("automodel_cfg: {enabled: true, 3: 4}")), 1,
+         "policy.automodel_cfg has the key 3, which is an int, not a string"),
+        ("an int key at the top", text("c.yaml", "1: x\n" + GOOD), 1,
+         "the config has the key 1, which is an int, not a string"),
+        ("a float key at the top", text("c.yaml", "1.5: x\n" + GOOD), 2, "keys must be names"),
+        ("a parent named with a newline", text("c.yaml", 'defaults: "a\\nb.yaml"\n' + GOOD), 2,
+         "names a\\nb.yaml, which does not exist"),
+    ):
+        yield Case(f"message: {name}", setup, check, code, says)
+
+
 def migrate_write_cases() -> Iterator[Case]:
     yield Case("migrate -i: outdated", text("c.yaml", OUTDATED), ("migrate", "-i", "c.yaml"), 0,
                "changed", {"c.yaml": MIGRATED.encode()})
@@ -519,7 +543,7 @@ def migrate_write_cases() -> Iterator[Case]:
 
 def all_cases() -> list[Case]:
     cases = [*file_cases(), *name_cases(), *override_cases(), *argument_cases(),
-             *huge_and_long_cases(), *migrate_write_cases()]
+             *huge_and_long_cases(), *message_cases(), *migrate_write_cases()]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases
