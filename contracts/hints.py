@@ -460,14 +460,24 @@ def _protocol_subhint(sub: object, sup: object) -> bool:
     key = (sub, sup)
     if key in _IN_PROGRESS:
         return True
+    if not _PROTOCOL_RULES:
+        raise Undecidable("the member rules are not loaded (import contracts)")
     _IN_PROGRESS.add(key)
     try:
-        from contracts.verify import check  # the member rules; imported late (a cycle)
-
-        report = check(sub_origin, typing.cast(type, sup))
+        return _PROTOCOL_RULES[0](sub_origin, sup)
     finally:
         _IN_PROGRESS.discard(key)
-    return report.spec_ok
+
+
+# The member rules that decide whether a class implements a Protocol named in an annotation.
+# They live above this module (`contracts.verify` imports it) and register themselves here
+# when imported, so this module never imports them: no import cycle.
+_PROTOCOL_RULES: list[cabc.Callable[[type, object], bool]] = []
+
+
+def use_protocol_rules(rules: cabc.Callable[[type, object], bool]) -> None:
+    """Decide structural Protocol annotations with `rules(cls, protocol) -> implements?`."""
+    _PROTOCOL_RULES[:] = [rules]
 
 
 def _callable_subhint(sub: object, sup: object) -> bool:
