@@ -31,13 +31,16 @@ class Undecidable(Exception):
     """Neither the rules here nor beartype can compare two hints."""
 
 
-def resolve_hints(func: object, localns: Mapping[str, object] | None = None) -> ResolvedHints:
+def resolve_hints(
+    func: object, localns: cabc.Callable[[], Mapping[str, object]] | None = None
+) -> ResolvedHints:
     """Resolved annotations of `func`, and (name, error) for each one that does not resolve.
 
     One unresolvable annotation does not hide the others: on failure each is tried alone.
-    `localns` adds names of the defining class body (its type variables). The globals are
-    found here, never by `typing.get_type_hints`: it follows `__wrapped__` with no cycle
-    check, so a wrapper that wraps itself would hang it.
+    `localns()` gives names of the defining class body (its type variables); asked only
+    when the module's globals do not resolve every annotation. The globals are found here,
+    never by `typing.get_type_hints`: it follows `__wrapped__` with no cycle check, so a
+    wrapper that wraps itself would hang it.
     """
     target: object = getattr(func, "__func__", func)  # bound classmethods
     try:
@@ -46,10 +49,11 @@ def resolve_hints(func: object, localns: Mapping[str, object] | None = None) -> 
         return {}, []
     if not isinstance(raw, dict) or not raw:
         return {}, []
-    local = dict(localns) if localns else None
-    fast = _fast_hints(target, raw) if local is None else None
+    fast = _fast_hints(target, raw)
     if fast is not None:
         return fast, []
+    local = dict(localns()) if localns is not None else None
+    local = local or None
     globalns = _globals_of(target)
     try:
         found = typing.get_type_hints(

@@ -21,7 +21,6 @@ import typing
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
-import typing_extensions
 from typing_extensions import get_protocol_members, is_protocol
 
 MethodKind: TypeAlias = Literal["instance method", "staticmethod", "classmethod"]
@@ -62,16 +61,8 @@ def vars_lookup(cls: type, name: str) -> object | None:
 
 # `T = TypeVar("T")` in a class body declares a type variable for annotations, not an
 # attribute of instances; typing still lists the name among the Protocol's members.
-_TYPE_PARAMETERS: Final = tuple(
-    {
-        typing.TypeVar,
-        typing.ParamSpec,
-        typing.TypeVarTuple,
-        typing_extensions.TypeVar,
-        typing_extensions.ParamSpec,
-        typing_extensions.TypeVarTuple,
-    }
-)
+# typing_extensions' TypeVar, ParamSpec and TypeVarTuple make instances of typing's own.
+_TYPE_PARAMETERS: Final = (typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple)
 
 
 def protocol_members(protocol: type) -> list[str]:

@@ -206,8 +206,11 @@ class SignatureRules(CheckContext):
                 return None
             if sig is None:
                 return []
-            local = safe(lambda: body_type_variables(owner, name), {})
-            hints = self.hints(name, resolve_hints(one, local), owner_name)
+            hints = self.hints(
+                name,
+                resolve_hints(one, lambda: safe(lambda: body_type_variables(owner, name), {})),
+                owner_name,
+            )
             found.append(self.normalise(sig, hints, one, owner, name))
         return found
 
