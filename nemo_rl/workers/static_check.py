@@ -36,7 +36,10 @@ from typing import Literal, TypeAlias
 
 CHECKERS = ("pyrefly", "mypy")
 # The kinds of a static finding (the guide's "Static findings" table lists each).
-StaticRule: TypeAlias = Literal["static", "base", "source", "not-a-class", "base-not-a-class"]
+StaticRule: TypeAlias = Literal["static", "base", "source"]
+# What a probe line asks: a finding's rule, or whether the class (or the base) is a class
+# at all (a function, a constant or an instance is unusable input, not a finding).
+_Question: TypeAlias = Literal[StaticRule, "not-a-class", "base-not-a-class"]
 # mypy follows the class's imports silently (their errors are not ours) and skips the
 # heavy frameworks, whose types are then unknown (Any): analysing torch alone takes
 # minutes, and the contract is about the class's own methods.
@@ -206,11 +209,11 @@ class _Probe:
 
     lines: list[str] = field(default_factory=list)
     # line number -> (subject index, member, rule); member "" for the whole class.
-    questions: dict[int, tuple[int, str, StaticRule]] = field(default_factory=dict)
+    questions: dict[int, tuple[int, str, _Question]] = field(default_factory=dict)
     # Protocol members already written as one-member Protocols: (protocol, member) -> name.
     members: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    def add(self, text: str, question: tuple[int, str, StaticRule] | None = None) -> None:
+    def add(self, text: str, question: tuple[int, str, _Question] | None = None) -> None:
         self.lines.append(text)
         if question is not None:
             self.questions[len(self.lines)] = question
@@ -534,24 +537,26 @@ def _judge_located(
     if isinstance(errors, str):
         return [StaticReport(s, unusable=errors) for s in subjects]
     found: dict[int, list[StaticFinding]] = {}
+    not_a_class: dict[int, str] = {}
     for error in errors:
         question = probe.questions.get(error.line)
         if question is None:
             continue
         index, member, rule = question
         message = f"{checker}: {_clean(error.message, subjects, probe)}"
+        if rule == "not-a-class" or rule == "base-not-a-class":
+            named = subjects[index].fqn if rule == "not-a-class" else (
+                f"--base {subjects[index].base_fqn}")
+            not_a_class.setdefault(index, f"{named} is not a class ({message})")
+            continue
         if rule == "base":
             message = f"not a subclass of {subjects[index].base_fqn} ({message})"
         found.setdefault(index, []).append(StaticFinding(member, rule, message))
     reports = []
     for index, subject in enumerate(subjects):
         findings = found.get(index, [])
-        not_a_class = [f for f in findings if f.rule in ("not-a-class", "base-not-a-class")]
-        if not_a_class:
-            first = not_a_class[0]
-            fqn = subject.fqn if first.rule == "not-a-class" else f"--base {subject.base_fqn}"
-            unusable = f"{fqn} is not a class ({first.message})"
-            reports.append(StaticReport(subject, unusable=unusable))
+        if index in not_a_class:
+            reports.append(StaticReport(subject, unusable=not_a_class[index]))
             continue
         by_member = [f for f in findings if f.member]
         # The whole-Protocol line repeats what the member lines said; keep it only alone.
