@@ -5,7 +5,9 @@ in place with `nemo_rl.config.migrate`, then one `check --json` process reads ev
 with and without `--no-verify` (verification imports each resolved worker class, torch
 included), side by side with `python -c "import torch"`, round after round. Figures:
 configs per second, wall and CPU seconds (medians), the check process's peak memory, and
-each mode's ratio to `import torch` (goals: `--no-verify` <= 2.5, with verification <= 4).
+each mode's ratio to `import torch` (goals: `--no-verify` <= 2.5, with verification <= 4);
+then the guarded reader's cost over a bare YAML load of the same files (goal <= 10%;
+`python -m bench.bench_corpus --guard` runs only that part).
 Skipped, with a note, when the corpus is absent. Run with `python -m bench.bench_corpus`.
 """
 
@@ -70,6 +72,62 @@ def _import_torch() -> ChildRun:
     return run
 
 
+GUARD_ROUNDS = 7
+GUARD_GOAL = 0.10  # the guarded reader may cost at most 10% over the bare YAML load
+
+
+def guard_cost() -> dict[str, object]:
+    """What the guarded reader (`safe_read`: regular-file and size checks, depth, what
+    aliases add) costs over reading and composing the same files with OmegaConf's own YAML
+    loader alone, for every corpus YAML file, in one process, interleaved rounds."""
+    import yaml
+    from omegaconf._yaml import get_yaml_loader
+
+    from nemo_rl.config.safe_read import parse_yaml, read_text
+
+    files = sorted(CORPUS.rglob("*.yaml"))
+
+    def guarded() -> None:
+        for f in files:
+            parse_yaml(read_text(f, str(f)), str(f))
+
+    def load(limits: bool) -> None:
+        for f in files:
+            make = get_yaml_loader() if limits else get_yaml_loader(max_yaml_expanded_nodes=None)
+            loader = make(f.read_text(encoding="utf-8"))
+            try:
+                loader.construct_document(loader.get_single_node())
+            finally:
+                loader.dispose()
+
+    def bare() -> None:  # what OmegaConf.load reads with (its alias count on)
+        load(True)
+
+    def unlimited() -> None:  # the same loader with no limit at all
+        load(False)
+
+    seconds: dict[str, list[float]] = {"unlimited": [], "bare": [], "guarded": []}
+    for _ in range(GUARD_ROUNDS):
+        for name, fn in (("unlimited", unlimited), ("bare", bare), ("guarded", guarded)):
+            start = time.perf_counter()
+            fn()
+            seconds[name].append(time.perf_counter() - start)
+    med = {k: statistics.median(v) for k, v in seconds.items()}
+    cost = ratio(med["guarded"], med["bare"]) - 1
+    over_unlimited = ratio(med["guarded"], med["unlimited"]) - 1
+    print(f"Guarded reader: {len(files)} corpus files, median of {GUARD_ROUNDS} interleaved "
+          f"rounds (PyYAML {yaml.__version__})")
+    print_table(("case", "ms per round", "ms per file"),
+                [(k, round(v * 1000, 1), round(v * 1000 / len(files), 3)) for k, v in med.items()])
+    print(f"guard cost {cost:+.1%} over OmegaConf's own load (goal <= {GUARD_GOAL:.0%}): "
+          + ("met" if cost <= GUARD_GOAL else "NOT met")
+          + f"; {over_unlimited:+.1%} over a load with no limit at all")
+    return {"files": len(files), "unlimited_ms": round(med["unlimited"] * 1000, 1),
+            "bare_ms": round(med["bare"] * 1000, 1),
+            "guarded_ms": round(med["guarded"] * 1000, 1), "guard_cost": round(cost, 3),
+            "over_unlimited": round(over_unlimited, 3)}
+
+
 def main() -> dict[str, object]:
     """Migrate a copy of the corpus, check it beside `import torch`; print and return it."""
     if not CORPUS.is_dir():
@@ -118,9 +176,17 @@ def main() -> dict[str, object]:
         for mode, goal in GOALS.items()
     ]
     print("; ".join(verdicts))
+    print()
+    guard = guard_cost()
     return {"name": "corpus", "files": len(files), "migrate_s": round(migrate_s, 2),
-            "rounds": ROUNDS, "cases": rows}
+            "rounds": ROUNDS, "cases": rows, "guard": guard}
 
 
 if __name__ == "__main__":
-    main()
+    if "--guard" in sys.argv[1:]:  # only the guarded reader's cost (seconds, not minutes)
+        if CORPUS.is_dir():
+            guard_cost()
+        else:
+            print(f"Guarded reader: skipped: corpus not present at {CORPUS}")
+    else:
+        main()

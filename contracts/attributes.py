@@ -62,11 +62,28 @@ class AttributeRules(CheckContext):
             got_settable = (not got_classvar or classvar) and not _read_only_fields(self.cls)
             if not found:
                 got = type(impl_raw) if type(impl_raw) in _INFERRED else UNKNOWN
-        else:
-            assigned = assigned_in_methods(self.cls, name)
-            if assigned is None:
+        elif (assigned := assigned_in_methods(self.cls, name)) is None:
+            hook = vars_lookup_defined(self.cls, "__getattr__")
+            if hook is None:
                 self.add(name, "missing", "missing")
                 return
+            # Reads of an attribute the class does not define go to `__getattr__` (the
+            # checkers type them by its return); writes need a `__setattr__` as well.
+            self.where = location(hook)
+            got = self.hook_type(name, hook)
+            setter = vars_lookup_defined(self.cls, "__setattr__")
+            if classvar:
+                self.add(name, "attribute", "found through __getattr__, the Protocol declares "
+                         "a ClassVar")
+                return
+            if settable and setter is None:
+                self.add(name, "attribute", "read-only (found through __getattr__, no "
+                         "__setattr__), the Protocol declares a settable attribute")
+                return
+            # The checkers type the member by `__getattr__` alone, for writes too.
+            self.type_fits(name, got, want, settable=settable, stored=got)
+            return
+        else:
             self.where = assigned
             if classvar:
                 self.add(
@@ -90,15 +107,22 @@ class AttributeRules(CheckContext):
         if settable and not got_settable:
             self.add(name, "attribute", "read-only, the Protocol declares a settable attribute")
             return
+        if got is not UNKNOWN:
+            got = substitute(got, {**self.self_map, **self.type_args(self.cls, name)})
+        stored = self.setter_type(name, impl_raw) if isinstance(impl_raw, property) else got
+        self.type_fits(name, got, want, settable=settable, stored=stored)
+
+    def type_fits(
+        self, name: str, got: object, want: object, *, settable: bool, stored: object
+    ) -> None:
+        """The member's type against the Protocol's; a settable one is invariant (what the
+        Protocol's users assign, `stored`, must fit too)."""
         if got is UNKNOWN or want is UNKNOWN:
             if want is not UNKNOWN and want is not Any and want is not object:
                 self.add(name, "undecidable", "its type cannot be read from the class")
             return
-        got = substitute(got, {**self.self_map, **self.type_args(self.cls, name)})
         ok = self.subhint(name, got, want)
         if ok is not False and settable:
-            # Settable: what the Protocol's users assign must fit, so the type is invariant.
-            stored = self.setter_type(name, impl_raw) if isinstance(impl_raw, property) else got
             ok = stored is UNKNOWN or self.subhint(name, want, stored)
         if ok is False:
             what = "settable attribute" if settable else "attribute"
@@ -138,6 +162,11 @@ class AttributeRules(CheckContext):
             return None
         return self.protocol
 
+    def hook_type(self, name: str, hook: object) -> object:
+        """The return type of `__getattr__`; Any where it is not annotated, as the
+        checkers read it."""
+        return self.hints(name, resolve_hints(hook), self.cls_name).get("return", Any)
+
     def setter_type(self, name: str, prop: property) -> object:
         if prop.fset is None:
             return UNKNOWN
@@ -158,6 +187,15 @@ class AttributeRules(CheckContext):
         return substitute(hints.get("return", UNKNOWN), mapping)
 
     # --- helpers -------------------------------------------------------------------------
+
+
+def vars_lookup_defined(cls: type, name: str) -> object | None:
+    """`name` from the class's MRO, but not object's own (every class has `__setattr__`)."""
+    for klass in cls.__mro__:
+        found: object = vars(klass).get(name) if klass is not object else None
+        if found is not None:
+            return found
+    return None
 
 
 def _read_only_fields(cls: type) -> bool:

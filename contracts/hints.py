@@ -31,10 +31,16 @@ class Undecidable(Exception):
     """Neither the rules here nor beartype can compare two hints."""
 
 
-def resolve_hints(func: object) -> ResolvedHints:
+def resolve_hints(
+    func: object, localns: cabc.Callable[[], Mapping[str, object]] | None = None
+) -> ResolvedHints:
     """Resolved annotations of `func`, and (name, error) for each one that does not resolve.
 
     One unresolvable annotation does not hide the others: on failure each is tried alone.
+    `localns()` gives names of the defining class body (its type variables); asked only
+    when the module's globals do not resolve every annotation. The globals are found here,
+    never by `typing.get_type_hints`: it follows `__wrapped__` with no cycle check, so a
+    wrapper that wraps itself would hang it.
     """
     target: object = getattr(func, "__func__", func)  # bound classmethods
     try:
@@ -46,24 +52,46 @@ def resolve_hints(func: object) -> ResolvedHints:
     fast = _fast_hints(target, raw)
     if fast is not None:
         return fast, []
+    local = dict(localns()) if localns is not None else None
+    local = local or None
+    globalns = _globals_of(target)
     try:
-        return dict(typing.get_type_hints(target, include_extras=True)), []
+        found = typing.get_type_hints(
+            target, globalns=globalns, localns=local, include_extras=True
+        )
+        return dict(found), []
     except Exception:  # noqa: BLE001 - any resolution error falls back to one by one
         pass
-    try:
-        unwrapped = inspect.unwrap(typing.cast("cabc.Callable[..., object]", target))
-    except Exception:  # noqa: BLE001 - a __wrapped__ cycle
-        unwrapped = target
-    globalns: dict[str, Any] = getattr(unwrapped, "__globals__", {})
     hints: dict[str, object] = {}
     unresolved: list[tuple[str, str]] = []
     for key, value in raw.items():
         one = types.SimpleNamespace(__annotations__={key: value})
         try:
-            hints[key] = typing.get_type_hints(one, globalns=globalns, include_extras=True)[key]
+            hints[key] = typing.get_type_hints(
+                one, globalns=globalns, localns=local, include_extras=True
+            )[key]
         except Exception as exc:  # noqa: BLE001 - NameError, SyntaxError, TypeError alike
             unresolved.append((key, f"{type(exc).__name__}: {exc}"))
     return hints, unresolved
+
+
+def _globals_of(target: object) -> dict[str, Any]:
+    """The globals of the function `target` stands for (through `__wrapped__`, cycle-safe)."""
+    try:
+        unwrapped = inspect.unwrap(typing.cast("cabc.Callable[..., object]", target))
+    except Exception:  # noqa: BLE001 - a __wrapped__ cycle (ValueError) or a hostile attribute
+        unwrapped = target
+    globalns = safe_getattr(unwrapped, "__globals__")
+    if not isinstance(globalns, dict):
+        globalns = safe_getattr(target, "__globals__")
+    return globalns if isinstance(globalns, dict) else {}
+
+
+def safe_getattr(obj: object, name: str) -> object:
+    try:
+        return getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - a hostile descriptor
+        return None
 
 
 # (annotation text, id of the globals it is evaluated in) -> its value. Annotations repeat
@@ -436,14 +464,24 @@ def _protocol_subhint(sub: object, sup: object) -> bool:
     key = (sub, sup)
     if key in _IN_PROGRESS:
         return True
+    if not _PROTOCOL_RULES:
+        raise Undecidable("the member rules are not loaded (import contracts)")
     _IN_PROGRESS.add(key)
     try:
-        from contracts.verify import check  # the member rules; imported late (a cycle)
-
-        report = check(sub_origin, typing.cast(type, sup))
+        return _PROTOCOL_RULES[0](sub_origin, sup)
     finally:
         _IN_PROGRESS.discard(key)
-    return report.spec_ok
+
+
+# The member rules that decide whether a class implements a Protocol named in an annotation.
+# They live above this module (`contracts.verify` imports it) and register themselves here
+# when imported, so this module never imports them: no import cycle.
+_PROTOCOL_RULES: list[cabc.Callable[[type, object], bool]] = []
+
+
+def use_protocol_rules(rules: cabc.Callable[[type, object], bool]) -> None:
+    """Decide structural Protocol annotations with `rules(cls, protocol) -> implements?`."""
+    _PROTOCOL_RULES[:] = [rules]
 
 
 def _callable_subhint(sub: object, sup: object) -> bool:

@@ -59,15 +59,37 @@ def vars_lookup(cls: type, name: str) -> object | None:
         return None
 
 
+# `T = TypeVar("T")` in a class body declares a type variable for annotations, not an
+# attribute of instances; typing still lists the name among the Protocol's members.
+# typing_extensions' TypeVar, ParamSpec and TypeVarTuple make instances of typing's own.
+_TYPE_PARAMETERS: Final = (typing.TypeVar, typing.ParamSpec, typing.TypeVarTuple)
+
+
 def protocol_members(protocol: type) -> list[str]:
-    """The Protocol's members, base Protocols' first, each in definition order."""
+    """The Protocol's members, base Protocols' first, each in definition order; a type
+    variable assigned in a Protocol body is not one."""
     members = get_protocol_members(protocol)
     ordered: list[str] = []
     for klass in reversed(protocol.__mro__):
         for name in [*vars(klass), *vars(klass).get("__annotations__", {})]:
-            if name in members and name not in ordered:
+            if name in members and name not in ordered and not _declares_type_variable(klass, name):
                 ordered.append(name)
     return ordered
+
+
+def body_type_variables(cls: type, name: str) -> dict[str, object]:
+    """Type variables assigned in the body of the class defining `cls.name`: annotations of
+    its methods may name them (`from __future__ import annotations` leaves them as text)."""
+    try:
+        namespace = vars(owner_of(cls, name))
+    except AttributeError:
+        return {}
+    return {k: v for k, v in namespace.items() if isinstance(v, _TYPE_PARAMETERS)}
+
+
+def _declares_type_variable(klass: type, name: str) -> bool:
+    annotated = name in vars(klass).get("__annotations__", {})
+    return not annotated and isinstance(vars(klass).get(name), _TYPE_PARAMETERS)
 
 
 def method_kind(raw: object) -> MethodKind:
@@ -154,6 +176,41 @@ def inherited_protocol_body(cls: type, name: str) -> type | None:
     if abstract or (is_protocol(owner) and is_abstract(vars(owner)[name])):
         return owner
     return None
+
+
+# --- Overloads declared without an implementation ----------------------------------------
+
+
+def _probe() -> None: ...
+
+
+# `typing.overload` returns one shared placeholder for every overload; calling it on a
+# probe is the public way to get that placeholder (typing_extensions re-exports typing's).
+_OVERLOAD_PLACEHOLDER: Final = typing.overload(_probe)
+
+
+def is_overload_placeholder(raw: object) -> bool:
+    """Is `raw` (or the function behind it) what `@overload` leaves without an implementation?"""
+    return function_of(raw) is _OVERLOAD_PLACEHOLDER or raw is _OVERLOAD_PLACEHOLDER
+
+
+def declared_overloads(cls: type, name: str) -> list[types.FunctionType]:
+    """The `@overload` signatures of `cls.name` when only overloads declare it.
+
+    The class attribute is the shared placeholder, which names no overload. `typing`
+    registers each overload under the module and qualified name of the function it
+    decorated, and `typing.get_overloads` looks them up by exactly those two attributes
+    of what it is given; a stand-in function carrying the defining class's module and
+    `<class qualname>.<name>` finds them. No source file is needed (classes made by
+    `exec` or in a REPL work too), and no private registry is read.
+    """
+    owner = owner_of(cls, name)
+
+    def stand_in() -> None: ...
+
+    stand_in.__module__ = owner.__module__
+    stand_in.__qualname__ = f"{owner.__qualname__}.{name}"
+    return [f for f in typing.get_overloads(stand_in) if isinstance(f, types.FunctionType)]
 
 
 # --- Where a member is defined ------------------------------------------------------------

@@ -203,6 +203,18 @@ def old_style_positional_only(sig: inspect.Signature, owner: str) -> inspect.Sig
     return sig.replace(parameters=params) if changed else sig
 
 
+def unpacks_typeddict(sig: inspect.Signature) -> bool:
+    """Is the last parameter `**kwargs: Unpack[TD]` with TD a TypedDict (PEP 692)?"""
+    params = list(sig.parameters.values())
+    if not params or params[-1].kind is not inspect.Parameter.VAR_KEYWORD:
+        return False
+    hint = params[-1].annotation
+    if typing.get_origin(hint) not in _UNPACK:
+        return False
+    args = typing.get_args(hint)
+    return len(args) == 1 and is_typeddict(args[0])
+
+
 def expand_unpacked_kwargs(sig: inspect.Signature) -> inspect.Signature:
     """`**kwargs: Unpack[TD]` as one keyword-only parameter per field of TD (PEP 692)."""
     params = list(sig.parameters.values())

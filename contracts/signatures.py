@@ -27,7 +27,14 @@ from contracts.hints import (
     type_vars,
     typevar_problem,
 )
-from contracts.members import MethodKind, async_kind, function_of
+from contracts.members import (
+    MethodKind,
+    async_kind,
+    body_type_variables,
+    declared_overloads,
+    function_of,
+    is_overload_placeholder,
+)
 from contracts.report import Rule, Violation
 from contracts.shape import (
     caller_signature,
@@ -37,6 +44,7 @@ from contracts.shape import (
     old_style_positional_only,
     receivers,
     shape_problems,
+    unpacks_typeddict,
 )
 
 _EMPTY: Final = inspect.Parameter.empty
@@ -57,6 +65,9 @@ class ExposedCall:
 
     sig: inspect.Signature
     tvars: frozenset[typing.TypeVar]  # method-scoped type variables
+    # `**kwargs: Unpack[TD]` spelled out as keywords: callers may still pass more keys,
+    # since a TypedDict is open (a subclass instance can be unpacked into the call).
+    open_kwargs: bool = False
 
 
 class SignatureRules(CheckContext):
@@ -90,6 +101,14 @@ class SignatureRules(CheckContext):
             else shape_problems(proto.sig, impl.sig)
         )
         problems += [("shape", f"call shape: {p}") for p in shape]
+        if proto.open_kwargs and not impl.open_kwargs and not _takes_var_keyword(impl.sig):
+            problems.append(
+                (
+                    "shape",
+                    "call shape: takes no **kwargs, but the Protocol's **kwargs: Unpack[...] "
+                    "lets callers pass keys beyond its TypedDict (a TypedDict is open)",
+                )
+            )
         # The implementation's own type variables take what the Protocol's caller passes.
         binding: dict[object, object] = {}
         pairs = receivers(proto.sig, impl.sig)
@@ -163,7 +182,15 @@ class SignatureRules(CheckContext):
         cannot bind, None when unreadable (reported as skipped)."""
         target = function_of(func) or func
         overloads: list[object] = []
-        if isinstance(target, types.FunctionType):
+        if is_overload_placeholder(target):
+            # Declared only by `@overload` (usual in Protocols and stubs): the attribute
+            # is typing's shared placeholder, so the overloads are found by owner and name.
+            overloads = list(safe(lambda: declared_overloads(owner, name), []))
+            if not overloads:
+                side = "the Protocol's" if owner is self.protocol else "its"
+                self.add(name, "undecidable", f"{side} @overload signatures cannot be found")
+                return None
+        elif isinstance(target, types.FunctionType):
             overloads = list(safe(lambda: typing.get_overloads(target), []))
         found: list[ExposedCall] = []
         # Overloads are plain functions: a classmethod's still take cls, dropped like self.
@@ -179,7 +206,11 @@ class SignatureRules(CheckContext):
                 return None
             if sig is None:
                 return []
-            hints = self.hints(name, resolve_hints(one), owner_name)
+            hints = self.hints(
+                name,
+                resolve_hints(one, lambda: safe(lambda: body_type_variables(owner, name), {})),
+                owner_name,
+            )
             found.append(self.normalise(sig, hints, one, owner, name))
         return found
 
@@ -206,12 +237,13 @@ class SignatureRules(CheckContext):
         out = sig.replace(parameters=params, return_annotation=ret)
         qualname = getattr(function_of(func), "__qualname__", "")
         out = old_style_positional_only(out, qualname.rsplit(".", 2)[-2] if "." in qualname else "")
+        open_kwargs = unpacks_typeddict(out)
         out = expand_unpacked_kwargs(out)
         tvars: set[typing.TypeVar] = set()
         for p in out.parameters.values():
             tvars |= type_vars(p.annotation)
         tvars |= type_vars(out.return_annotation)
-        return ExposedCall(out, frozenset(tvars))
+        return ExposedCall(out, frozenset(tvars), open_kwargs)
 
     # --- data members and properties ----------------------------------------------------
 
@@ -222,7 +254,13 @@ def _bind_self(call: ExposedCall, mapping: dict[object, object]) -> ExposedCall:
         for p in call.sig.parameters.values()
     ]
     ret = substitute(call.sig.return_annotation, mapping)
-    return ExposedCall(call.sig.replace(parameters=params, return_annotation=ret), call.tvars)
+    return ExposedCall(
+        call.sig.replace(parameters=params, return_annotation=ret), call.tvars, call.open_kwargs
+    )
+
+
+def _takes_var_keyword(sig: inspect.Signature) -> bool:
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
 
 
 def _show_sig(sig: inspect.Signature) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import types
+import typing
 from typing import Final, TypeAlias
 
 from typing_extensions import is_protocol
@@ -39,6 +40,7 @@ from contracts.hints import (
     resolve_hints,
     show_hint,
     typeddict_fields,
+    use_protocol_rules,
 )
 from contracts.init_call import InitCall
 from contracts.members import (
@@ -127,6 +129,14 @@ def check(
     if report is None:
         report = _CACHE[key] = _Checker(cls, protocol).run(base, call)
     return report
+
+
+def _implements(cls: type, protocol: object) -> bool:
+    """A Protocol in an annotation is compared by the same rules, as the spec says."""
+    return check(cls, typing.cast(type, protocol)).spec_ok
+
+
+use_protocol_rules(_implements)
 
 
 def verify(

@@ -141,13 +141,16 @@ def check_budget(data: dict[str, Any], shown: str) -> None:
                 refs = [inside.strip()] if call is None else _split_args(call.group(2))
                 if call is not None and call.group(1) == "oc.env":
                     _remember_env(call.group(2))
+                # `oc.select` is memoized (`memoized_select`): its target is evaluated once,
+                # when the walk reaches it; each select still copies the target's text.
+                selects = call is not None and call.group(1) == SELECT
                 for ref in refs:
                     if "${" in ref or not ref:
                         continue  # nested: counted as its own interpolation
                     where = target(ref, path)
                     if lookup(where)[0]:
                         c, w = cost(where)
-                        chars, work = chars + c, work + w
+                        chars, work = chars + c, work + (0 if selects else w)
                 if chars > MAX_EXPANDED_CHARS or work > MAX_INTERPOLATIONS:
                     break
         else:
@@ -163,6 +166,51 @@ def check_budget(data: dict[str, Any], shown: str) -> None:
         return chars, work
 
     cost(())
+
+
+SELECT = "oc.select"
+
+
+@contextmanager
+def memoized_select() -> Generator[None]:
+    """`${oc.select:KEY[,DEFAULT]}` evaluated once per (KEY, DEFAULT) within the block, one
+    resolution of one config: OmegaConf evaluates it again at every use, so a chain of
+    selects naming each other costs exponential time where one evaluation each is linear.
+
+    The block's config must not change meanwhile (ours is built, resolved and dropped). A
+    relative KEY (`.a`) depends on where it is written, so it is remembered per parent node.
+    OmegaConf offers no public way to read a registered resolver back; the one in place is
+    taken from its registry and put back afterwards.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.basecontainer import BaseContainer
+    from omegaconf.resolvers import oc
+
+    memo: dict[tuple[object, ...], object] = {}
+    missing = object()
+
+    def select(key: str, default: Any = missing, *, _parent_: Any) -> Any:  # noqa: ANN401
+        args = (key,) if default is missing else (key, default)
+        where = id(_parent_) if key.startswith(".") else None
+        try:
+            memo_key = (where, *args)
+            hash(memo_key)
+        except TypeError:  # an unhashable default (a list): not remembered
+            return oc.select(*args, _parent_=_parent_)
+        if memo_key not in memo:
+            memo[memo_key] = oc.select(*args, _parent_=_parent_)
+        return memo[memo_key]
+
+    registry: dict[str, Any] = BaseContainer._resolvers  # noqa: SLF001 - see above
+    previous = registry.get(SELECT)
+    OmegaConf.register_resolver(SELECT, select, replace=True)
+    try:
+        yield
+    finally:
+        if previous is None:
+            registry.pop(SELECT, None)
+        else:
+            registry[SELECT] = previous
 
 
 class _OutOfTime(BaseException):

@@ -40,11 +40,17 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from nemo_rl.config import safe_read
-from nemo_rl.config.interpolation import MAX_EXPANDED_CHARS, check_budget, within_time
+from nemo_rl.config.interpolation import (
+    MAX_EXPANDED_CHARS,
+    check_budget,
+    memoized_select,
+    within_time,
+)
 from nemo_rl.config.origin import remember
 from nemo_rl.config.pruned_resolve import plain_copy, resolve_pruned
 from nemo_rl.config.safe_read import ConfigLoadError as ConfigLoadError  # its public home
 from nemo_rl.config.safe_read import exists, parse_yaml, read_text, resolved
+from nemo_rl.errors import one_line
 
 # The reader's limits and error kinds stay importable from here, where users met them.
 MAX_FILE_BYTES = safe_read.MAX_FILE_BYTES
@@ -289,7 +295,8 @@ def _check_root(session: _Session, real: Path, shown: str, what: str) -> None:
     if session.root is not None and not real.is_relative_to(session.root):
         raise ConfigLoadError(
             shown,
-            f"{what} resolves to {real}, outside the allowed root {session.root}",
+            f"{what} resolves to {one_line(str(real))}, outside the allowed root "
+            f"{one_line(str(session.root))}",
             kind="outside-root",
         )
 
@@ -400,7 +407,8 @@ def _load_chain_uncached(
         if target_real in seen:
             names = [name for _, name in chain[seen.index(target_real) :]]
             raise ConfigLoadError(
-                shown, "defaults cycle: " + " -> ".join([*names, target_shown]), kind="cycle"
+                shown, "defaults cycle: " + " -> ".join(map(one_line, [*names, target_shown])),
+                kind="cycle",
             )
         if len(chain) >= MAX_DEFAULTS_DEPTH:
             raise ConfigLoadError(
@@ -409,7 +417,8 @@ def _load_chain_uncached(
         if not exists(target, target_shown):
             raise ConfigLoadError(
                 shown,
-                f"defaults entry {entry!r} names {target_shown}, which does not exist",
+                # Escaped here: the reason's whitespace is folded, a newline would vanish.
+                f"defaults entry {entry!r} names {one_line(target_shown)}, which does not exist",
                 kind="missing-default",
             )
         parent = _load_chain(session, target, (*chain, (target_real, target_shown)))
@@ -570,7 +579,8 @@ def _interpolates(node: object) -> bool:
 
 
 def _omegaconf_resolved(data: dict[str, Any]) -> dict[str, Any]:
-    return cast(dict[str, Any], OmegaConf.to_container(OmegaConf.create(data), resolve=True))
+    with memoized_select():  # each select once (check_budget counts them so)
+        return cast(dict[str, Any], OmegaConf.to_container(OmegaConf.create(data), resolve=True))
 
 
 def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ and the resolver; rules that depend on them skip quietly when they do not hold.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final, Literal
 
-from nemo_rl.config.sections import as_mapping, policy_backend, worker_sections
+from nemo_rl.config.sections import as_mapping, key_problem, policy_backend, worker_sections
 from nemo_rl.errors import Problem, raise_if_any, show
 
 # Upstream's documented way past the TP>=4 batch-variance check; like upstream,
@@ -224,7 +225,25 @@ def _product_text(sizes: list[tuple[str, str, int]]) -> tuple[int, str]:
     product = 1
     for _, _, size in sizes:
         product *= size
-    return product, " x ".join(f"{axis}({size})" for axis, _, size in sizes) + f" = {product}"
+    shown = " x ".join(f"{axis}({count(size)})" for axis, _, size in sizes)
+    return product, f"{shown} = {count(product)}"
+
+
+_SHOWN_DIGITS: Final = 24
+
+
+def count(n: int) -> str:
+    """A GPU count as text; one beyond any cluster by its size (str() of an int over
+    4,300 digits raises, and a 400-digit number helps nobody)."""
+    if -(10**_SHOWN_DIGITS) < n < 10**_SHOWN_DIGITS:
+        return str(n)
+    return f"a {int(math.log10(abs(n))) + 1}-digit number"
+
+
+def ratio(num: int, den: int) -> str:
+    """`num / den` to three decimals, in integers (a float overflows past 1e308)."""
+    whole, rest = divmod(num * 1000 // den, 1000)
+    return count(whole) if abs(whole) >= 10**_SHOWN_DIGITS else f"{whole}.{rest:03d}"
 
 
 # ----------------------------------------------------------------- FP32 LM head
@@ -330,8 +349,10 @@ def parallelism_fits(view: SectionView) -> Iterator[Finding]:
         return
     assert view.backend is not None  # sizes exist only for a known backend
     path = view.key(BACKEND_BLOCK[view.backend])
-    yield _problem(path, f"a model-parallel product of at most the world size {world}", text,
-                   f"{path} needs {text} GPUs per model replica but the cluster has {world}, so no "
+    yield _problem(path, f"a model-parallel product of at most the world size {count(world)}",
+                   text,
+                   f"{path} needs {text} GPUs per model replica but the cluster has "
+                   f"{count(world)}, so no "
                    f"data-parallel size is possible; reduce the parallel sizes or add GPUs "
                    f"(cluster.num_nodes x cluster.gpus_per_node).")
 
@@ -346,10 +367,12 @@ def parallelism_divides(view: SectionView) -> Iterator[Finding]:
         return  # too large is parallelism_fits' problem
     assert view.backend is not None
     path = view.key(BACKEND_BLOCK[view.backend])
-    yield _problem(path, f"a model-parallel product that divides the world size {world}", text,
-                   f"{path} gives {text}, which does not divide the world size {world} and would "
-                   f"imply a data-parallel size of {world}/{product} = {world / product:.3f}; "
-                   f"choose parallel sizes whose product divides {world}, or change the "
+    shown = count(world)
+    yield _problem(path, f"a model-parallel product that divides the world size {shown}", text,
+                   f"{path} gives {text}, which does not divide the world size {shown} and would "
+                   f"imply a data-parallel size of {shown}/{count(product)} = "
+                   f"{ratio(world, product)}; "
+                   f"choose parallel sizes whose product divides {shown}, or change the "
                    f"cluster size.")
 
 
@@ -502,6 +525,8 @@ def preflight_problems(
     skipped = [f"{rule.name}: no world size given" for rule in RULES
                if rule.needs_world_size and world_size is None]
     root = as_mapping(config)
+    if root is None and isinstance(config, Mapping):  # a mapping with a non-string key
+        return PreflightReport([key_problem(config, "")], [], skipped)
     if root is None:
         return PreflightReport([], [], skipped + ["every rule: the config is not a mapping"])
     for path, raw in worker_sections(root) if sections is None else sections:

@@ -6,7 +6,8 @@ refuse, with one ConfigLoadError line naming the file and after bounded work:
 anything but a regular file (a FIFO is opened without blocking, so it cannot hang
 the reader), a file over MAX_FILE_BYTES, a name the OS refuses (too long, a symlink
 loop), text that is not UTF-8, YAML nested deeper than MAX_YAML_DEPTH, aliases that
-expand past MAX_YAML_NODES (or recurse), and numbers Python will not convert.
+add over MAX_YAML_NODES nodes when expanded (or recurse), and numbers Python will not
+convert.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from nemo_rl.errors import one_line
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """A config file larger than this is rejected before it is read."""
 MAX_YAML_NODES = 100_000
-"""YAML nodes per file after alias expansion (OmegaConf also caps the alias ratio at 100x)."""
+"""YAML nodes that aliases may add to a file by expanding (what is written plainly is bounded
+by MAX_FILE_BYTES, however many nodes it holds)."""
 MAX_YAML_DEPTH = 100
 """How deep mappings and sequences may nest in one file (real configs stay under 10)."""
 
@@ -187,6 +189,55 @@ def _check_depth(node: yaml.Node) -> None:
             todo.extend((item, depth + 1) for item in current.value)
 
 
+class _AliasBomb(Exception):
+    """Raised when aliases add too many nodes, or refer to themselves; never escapes."""
+
+
+def _check_aliases(node: yaml.Node, max_added: int) -> None:
+    """Refuse aliases that would add over `max_added` nodes when expanded, or recurse.
+
+    Counts what the aliases add, not the nodes written: the composed tree shares one node
+    object per anchor, so each further reference to it adds its subtree's size. One
+    iterative walk, each node's subtree size computed once.
+    """
+    size: dict[int, int] = {}
+    active: set[int] = set()
+    written = 0
+    todo: list[tuple[yaml.Node, list[yaml.Node] | None]] = [(node, None)]
+    while todo:
+        current, done = todo.pop()
+        key = id(current)
+        if done is not None:  # its children are sized: size it
+            active.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in done)
+            continue
+        if key in size:
+            continue
+        children = _children(current)
+        if not children:
+            size[key] = 1
+            written += 1
+            continue
+        active.add(key)
+        written += 1
+        todo.append((current, children))
+        for child in children:
+            if id(child) in active:
+                raise _AliasBomb  # an alias inside its own anchor
+            if id(child) not in size:
+                todo.append((child, None))
+    if size[id(node)] - written > max_added:
+        raise _AliasBomb
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
 _EXPANSION_PROBLEMS = ("YAML node expansion", "YAML aliases expand", "YAML recursive aliases")
 
 
@@ -194,25 +245,31 @@ def parse_yaml(
     text: str, shown: str, *, max_nodes: int = MAX_YAML_NODES
 ) -> tuple[yaml.Node | None, object]:
     """The node tree and data of one YAML document, after every limit of this module."""
-    loader = get_yaml_loader(max_yaml_expanded_nodes=max_nodes)(text)
+    # OmegaConf's own count takes every node, aliases or not (60,000 plain keys would be
+    # refused); `_check_aliases` counts what aliases add. OmegaConf still refuses recursion.
+    loader = get_yaml_loader(max_yaml_expanded_nodes=None)(text)
+    bomb = ConfigLoadError(
+        shown,
+        f"YAML aliases expand past {max_nodes} nodes more than the file writes, or refer to "
+        "themselves (a 'billion laughs' file?); refusing to expand them",
+        kind="too-large",
+    )
     try:
         node = loader.get_single_node()
         if node is not None:
             _check_depth(node)
-        # construct_document enforces OmegaConf's alias limits before building anything.
+            if "*" in text:  # no alias without one: nothing can expand
+                _check_aliases(node, max_nodes)
         data = loader.construct_document(node) if node is not None else None
     except _TooDeep as e:
         raise ConfigLoadError(
             shown, f"is nested more than {MAX_YAML_DEPTH} levels deep", kind="yaml"
         ) from e
+    except _AliasBomb as e:
+        raise bomb from e
     except yaml.constructor.ConstructorError as e:
-        if str(e.problem).startswith(_EXPANSION_PROBLEMS):  # OmegaConf's alias-bomb guard
-            raise ConfigLoadError(
-                shown,
-                f"YAML aliases expand past {max_nodes} nodes or 100 times the nodes "
-                "written (a 'billion laughs' file?); refusing to expand them",
-                kind="too-large",
-            ) from e
+        if str(e.problem).startswith(_EXPANSION_PROBLEMS):  # OmegaConf's alias guard
+            raise bomb from e
         raise ConfigLoadError(shown, yaml_reason(e), kind="yaml") from e
     except yaml.YAMLError as e:
         raise ConfigLoadError(shown, yaml_reason(e), kind="yaml") from e

@@ -56,14 +56,35 @@ def model_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
 
 
 def section_problem(value: object, path: str) -> Problem | None:
-    """A problem when a section that must be a mapping is something else."""
+    """A problem when a section that must be a mapping is something else, or a mapping
+    with a key that is not a string (YAML reads `1:` as an integer)."""
     if as_mapping(value) is not None:
         return None
+    if isinstance(value, Mapping):
+        return key_problem(value, path)
     return Problem(
         path=path,
         expected="a mapping of keys to values",
         given=show(value),
         message=f"{path} must be a mapping of keys to values, but is {show(value)}.",
+        rule="schema",
+    )
+
+
+def key_problem(mapping: Mapping[Any, Any], path: str) -> Problem:
+    """The first key of `mapping` that is not a string, as a problem (`path` "" for the
+    top level of the config)."""
+    key = next(k for k in mapping if not isinstance(k, str))
+    kind = type(key).__name__
+    a_kind = f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+    where = f"{path}.{show(key)}" if path else show(key)
+    owner = path or "the config"
+    return Problem(
+        path=where,
+        expected="a string key",
+        given=show(key),
+        message=f"{owner} has the key {show(key)}, which is {a_kind}, not a "
+        f"string; quote it ('{show(key)}': ...) or rename it.",
         rule="schema",
     )
 

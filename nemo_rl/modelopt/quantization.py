@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from contracts.types import QuantizerStats
-from nemo_rl.errors import Problem, raise_if_any, show
+from nemo_rl.errors import Problem, one_line, raise_if_any, show
 
 # Named in messages so a user sees what a valid value looks like.
 KNOWN_CFG_EXAMPLES: tuple[str, ...] = (
@@ -54,21 +54,27 @@ def _is_recipe_path(value: str) -> bool:
 
 
 def _load_recipe(value: str, path: str) -> tuple[dict[str, Any] | None, Problem | None]:
-    if not os.path.lexists(value):  # a dangling link or a loop: the reader names it
-        where = os.path.abspath(value)
-        return None, _problem(
-            path, value, f"{path}: the quantization recipe file {where} does not exist; set "
-            f"{path} to {EXPECTED}."
-        )
-    from nemo_rl.config.safe_read import ConfigLoadError, parse_yaml, read_text
+    from nemo_rl.config.safe_read import ConfigLoadError, exists, parse_yaml, read_text
 
+    shown = one_line(value)
     try:  # the guarded reader first: ModelOpt's own reader has no size, FIFO or alias limits
+        # A symlink loop or a name too long is the reader's to name, not "does not exist".
+        if not exists(Path(value), value):
+            where = one_line(os.path.abspath(value))
+            return None, _problem(
+                path, value, f"{path}: the quantization recipe file {where} does not exist; "
+                f"set {path} to {EXPECTED}."
+            )
         parse_yaml(read_text(Path(value), value), value)
     except ConfigLoadError as error:
         parsed = error.kind in ("yaml", "too-large", "not-utf8")
+        why = (
+            "is not a regular file: a device, a pipe or a folder"
+            if error.kind == "not-a-file" else error.reason
+        )
         return None, _problem(
-            path, value, f"{path}: the quantization recipe {value} "
-            f"{'cannot be parsed' if parsed else 'cannot be used'} ({error.reason}); "
+            path, value, f"{path}: the quantization recipe {shown} "
+            f"{'cannot be parsed' if parsed else 'cannot be used'} ({why}); "
             f"set {path} to {EXPECTED}."
         )
     from modelopt.recipe import load_config

@@ -8,7 +8,6 @@ which Python interpreter a worker class lives; the verifier runs there.
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -17,54 +16,12 @@ from types import MappingProxyType
 from typing_extensions import is_protocol
 
 from nemo_rl.workers.protocols import extends, load_protocol, protocol_ref
+from nemo_rl.workers.rows import DRIVER_ENV as DRIVER_ENV  # re-exported: its public home
+from nemo_rl.workers.rows import ActorEnvironment as ActorEnvironment
+from nemo_rl.workers.rows import WorkerRow as WorkerRow
+from nemo_rl.workers.table import BUILTIN_ROWS
 
 ENTRY_POINT_GROUP = "nemo_rl.workers"
-
-
-@dataclass(frozen=True)
-class ActorEnvironment:
-    """A Python environment worker actors run in. No executable: the driver's own."""
-
-    name: str
-    py_executable: str | None = None
-
-    @property
-    def is_driver(self) -> bool:
-        return self.py_executable is None or self.py_executable == sys.executable
-
-    @property
-    def python(self) -> str:
-        return self.py_executable if self.py_executable is not None else sys.executable
-
-
-DRIVER_ENV = ActorEnvironment(name="driver")
-
-
-@dataclass(frozen=True)
-class WorkerRow:
-    """One row of the worker table: (role, backend, mode) and its classes."""
-
-    role: str
-    backend: str
-    mode: str | None
-    default_fqn: str
-    quantized_fqn: str | None
-    protocol: str
-    quant_protocol: str | None
-    env: ActorEnvironment = DRIVER_ENV
-
-    @property
-    def key(self) -> tuple[str, str, str | None]:
-        return (self.role, self.backend, self.mode)
-
-    @property
-    def label(self) -> str:
-        """Human name of the row, e.g. 'vLLM async mode' or 'megatron backend'."""
-        if self.backend == "vllm" and self.mode is not None:
-            return f"vLLM {self.mode} mode"
-        if self.mode is not None:
-            return f"{self.backend} backend, {self.mode} mode"
-        return f"{self.backend} backend"
 
 
 @dataclass(frozen=True)
@@ -206,8 +163,6 @@ def _load_plugin(entry_point: metadata.EntryPoint) -> WorkerPlugin:
 
 def build_registry(*, entry_points: bool = True) -> WorkerRegistry:
     """The built-in table plus every installed `nemo_rl.workers` entry point."""
-    from nemo_rl.workers.table import BUILTIN_ROWS
-
     registry = WorkerRegistry(BUILTIN_ROWS)
     if entry_points:
         for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):

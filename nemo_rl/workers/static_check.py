@@ -44,6 +44,9 @@ __all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-e
 CHECKERS = ("pyrefly", "mypy")
 # The kinds of a static finding (the guide's "Static findings" table lists each).
 StaticRule: TypeAlias = Literal["static", "base", "source"]
+# What a probe line asks: a finding's rule, or whether the class (or the base) is a class
+# at all (a function, a constant or an instance is unusable input, not a finding).
+_Question: TypeAlias = Literal[StaticRule, "not-a-class", "base-not-a-class"]
 # mypy follows the class's imports silently (their errors are not ours) and skips the
 # heavy frameworks, whose types are then unknown (Any): analysing torch alone takes
 # minutes, and the contract is about the class's own methods.
@@ -109,11 +112,11 @@ class _Probe:
 
     lines: list[str] = field(default_factory=list)
     # line number -> (subject index, member, rule); member "" for the whole class.
-    questions: dict[int, tuple[int, str, StaticRule]] = field(default_factory=dict)
+    questions: dict[int, tuple[int, str, _Question]] = field(default_factory=dict)
     # Protocol members already written as one-member Protocols: (protocol, member) -> name.
     members: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    def add(self, text: str, question: tuple[int, str, StaticRule] | None = None) -> None:
+    def add(self, text: str, question: tuple[int, str, _Question] | None = None) -> None:
         self.lines.append(text)
         if question is not None:
             self.questions[len(self.lines)] = question
@@ -173,6 +176,8 @@ def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> 
         protocol = protocols[subject.protocol]
         module, _, name = subject.fqn.rpartition(".")
         probe.add(f"from {module} import {name} as _S{index}", (index, "", "source"))
+        # A constant or an instance bound at module level: a usage error, not a contract.
+        probe.add(f"_k{index}: type = _S{index}", (index, "", "not-a-class"))
         probe.add(
             f"from {protocol.__module__} import {protocol.__name__} as _W{index}",
         )
@@ -187,6 +192,7 @@ def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> 
         if subject.base_fqn is not None:
             base_module, _, base_name = subject.base_fqn.rpartition(".")
             probe.add(f"from {base_module} import {base_name} as _B{index}")
+            probe.add(f"_kb{index}: type = _B{index}", (index, "", "base-not-a-class"))
             probe.add(f"_b{index}: type[_B{index}] = _S{index}", (index, "", "base"))
     return probe
 
@@ -313,6 +319,12 @@ def _class_problem(source: Located, name: str) -> str | None:
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return (
+                f"module {source.module} defines function {name!r} (not a class) in "
+                f"{source.file}"
+            )
     return f"module {source.module} has no {name!r} in {source.file}"
 
 
@@ -399,12 +411,13 @@ def _source_problem(
         )
     for fqn in filter(None, (subject.fqn, subject.base_fqn)):
         module, _, name = fqn.rpartition(".")
+        shown = fqn if fqn == subject.fqn else f"--base {fqn}"
         found = locate(module, roots) if module else f"{fqn!r} names no module"
         if isinstance(found, str):
-            return f"{fqn} cannot be found: {found}"
+            return f"{shown} cannot be found: {found}"
         problem = _class_problem(found, name)
         if problem is not None:
-            return f"{fqn} is not a class: {problem}"
+            return f"{shown} is not a class: {problem}"
         search.add(found.root)
         if fqn == subject.fqn:
             skipped.extend(
@@ -434,18 +447,27 @@ def _judge_located(
     if isinstance(errors, str):
         return [StaticReport(s, unusable=errors) for s in subjects]
     found: dict[int, list[StaticFinding]] = {}
+    not_a_class: dict[int, str] = {}
     for error in errors:
         question = probe.questions.get(error.line)
         if question is None:
             continue
         index, member, rule = question
         message = f"{checker}: {_clean(error.message, subjects, probe)}"
+        if rule == "not-a-class" or rule == "base-not-a-class":
+            named = subjects[index].fqn if rule == "not-a-class" else (
+                f"--base {subjects[index].base_fqn}")
+            not_a_class.setdefault(index, f"{named} is not a class ({message})")
+            continue
         if rule == "base":
             message = f"not a subclass of {subjects[index].base_fqn} ({message})"
         found.setdefault(index, []).append(StaticFinding(member, rule, message))
     reports = []
     for index, subject in enumerate(subjects):
         findings = found.get(index, [])
+        if index in not_a_class:
+            reports.append(StaticReport(subject, unusable=not_a_class[index]))
+            continue
         by_member = [f for f in findings if f.member]
         # The whole-Protocol line repeats what the member lines said; keep it only alone.
         whole = [f for f in findings if not f.member and f.rule == "static"]

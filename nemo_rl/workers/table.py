@@ -7,7 +7,7 @@ so FQNs users already write keep working. Extension packages add rows through th
 
 from __future__ import annotations
 
-from nemo_rl.workers.registry import DRIVER_ENV, WorkerRow
+from nemo_rl.workers.rows import DRIVER_ENV, WorkerRow
 
 BUILTIN_ROWS: tuple[WorkerRow, ...] = (
     WorkerRow(

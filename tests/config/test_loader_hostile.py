@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl.config.loader import MAX_FILE_BYTES, ConfigLoadError, load_config
-from nemo_rl.config.safe_read import MAX_YAML_DEPTH
+from nemo_rl.config.safe_read import MAX_YAML_DEPTH, parse_yaml
 
 
 def write(path: Path, text: str) -> Path:
@@ -66,12 +66,43 @@ def test_interpolation_size_bomb(tmp_path: Path) -> None:
     assert "interpolations in a1 would expand to over 8388608 characters" in err.reason
 
 
-@pytest.mark.parametrize("call", ["${oc.select:a%d}", "${oc.select:a%d,0}", "${oc.decode:${a%d}}"])
-def test_resolver_calls_count_in_the_budget(tmp_path: Path, call: str) -> None:
+def test_resolver_calls_count_in_the_budget(tmp_path: Path) -> None:
+    call = "${oc.decode:${a%d}}"
     lines = ["a0: x"] + [f"a{i}: '" + (call % (i - 1)) * 8 + "'" for i in range(1, 8)]
     err = load_error(write(tmp_path / "calls.yaml", "\n".join(lines) + "\n"))
     assert err.kind == "interpolation"
     assert "interpolations and resolver calls" in err.reason
+
+
+@pytest.mark.parametrize("call", ["${oc.select:a%d}", "${oc.select:a%d,0}", "${oc.select:.a%d}"])
+def test_a_select_bomb_is_refused_for_what_it_expands_to(tmp_path: Path, call: str) -> None:
+    # Selects are evaluated once each (memoized); eight a line still multiply the text.
+    lines = ["a0: x"] + [f"a{i}: '" + (call % (i - 1)) * 8 + "'" for i in range(1, 9)]
+    err = load_error(write(tmp_path / "calls.yaml", "\n".join(lines) + "\n"))
+    assert err.kind == "interpolation"
+    assert "would expand to over 8388608 characters" in err.reason
+
+
+def test_a_linear_select_chain_resolves(tmp_path: Path) -> None:
+    # Issue 22: 500 selects, each naming the one before, used to be refused (and evaluated
+    # quadratically, or exponentially with two selects a line).
+    lines = ["a0: x"] + [f"a{i}: ${{oc.select:a{i - 1}}}" for i in range(1, 501)]
+    lines += ["b0: y"] + [f"b{i}: '${{oc.select:b{i - 1}}}${{oc.select:.b{i - 1},z}}'"
+                          for i in range(1, 16)]
+    config = load_config(write(tmp_path / "chain.yaml", "\n".join(lines) + "\n"))
+    assert config["a500"] == "x"
+    assert config["b15"] == "y" * 2**15
+
+
+def test_select_memo_keeps_defaults_and_relative_keys_apart(tmp_path: Path) -> None:
+    text = (
+        "x: 1\n"
+        "a: {x: 2, s: '${oc.select:.x}', t: '${oc.select:x}', u: '${oc.select:nope,3}'}\n"
+        "b: {x: 4, s: '${oc.select:.x}', u: '${oc.select:nope,5}', v: '${oc.select:nope,[1]}'}\n"
+    )
+    config = load_config(write(tmp_path / "memo.yaml", text))
+    assert (config["a"]["s"], config["a"]["t"], config["a"]["u"]) == (2, 1, 3)
+    assert (config["b"]["s"], config["b"]["u"], config["b"]["v"]) == (4, 5, [1])
 
 
 def test_arithmetic_resolvers_refuse_huge_integers(tmp_path: Path) -> None:
@@ -223,3 +254,26 @@ def test_environment_values_are_redacted_once_read(
     config = load_config(write(tmp_path / "c.yaml", "a: ${oc.env:NEMO_RL_TEST_TOKEN}\n"))
     assert config == {"a": "s3cr3t-value"}
     assert redact("given s3cr3t-value.") == "given <redacted $NEMO_RL_TEST_TOKEN>."
+
+
+def test_plain_nodes_are_not_counted_as_alias_expansion() -> None:
+    # Issue 22: 2.5 MB of small flow mappings and 60,000 keys hold no alias: nothing expands.
+    flows = "".join(f"m{i}: {{a: {i}, b: [1, 2, 3, 4, 5, 6, 7, 8], c: xxxxxxxxxxxxxxxxxxxx"
+                    f"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}}\n"
+                    for i in range(20_000))
+    assert len(flows) > 2_500_000
+    data = parse_yaml(flows, "flows.yaml")[1]
+    assert isinstance(data, dict) and len(data) == 20_000
+    keys = "".join(f"k{i}: {i}\n" for i in range(60_000))
+    data = parse_yaml(keys, "keys.yaml")[1]
+    assert isinstance(data, dict) and len(data) == 60_000
+
+
+def test_aliases_are_counted_by_what_they_add() -> None:
+    anchor = "a: &a [" + ", ".join(["x"] * 100) + "]\n"
+    # 900 references of 101 nodes add 90,900 nodes: under the limit.
+    parse_yaml(anchor + "b: [" + ", ".join(["*a"] * 900) + "]\n", "ok.yaml")
+    # 1,000 add 101,000: over it.
+    with pytest.raises(ConfigLoadError, match="YAML aliases expand past 100000 nodes") as info:
+        parse_yaml(anchor + "b: [" + ", ".join(["*a"] * 1000) + "]\n", "bomb.yaml")
+    assert info.value.kind == "too-large"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import inspect
+import threading
 from typing import Any, Generic, Protocol, TypeVar
 
 import pytest
 
-from contracts import check, clear_cache
+from contracts import VerifyReport, check, clear_cache
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -40,6 +42,18 @@ class CycleWrapped:
 
 
 CycleWrapped.run.__wrapped__ = CycleWrapped.run  # type: ignore[attr-defined]  # a cycle on purpose
+
+
+class CycleWithSignature:
+    def run(self, x: int) -> int:
+        return x
+
+
+CycleWithSignature.run.__annotations__["x"] = "NoSuchName"  # unresolvable on purpose
+CycleWithSignature.run.__wrapped__ = CycleWithSignature.run  # type: ignore[attr-defined]  # a cycle
+CycleWithSignature.run.__signature__ = inspect.signature(  # type: ignore[attr-defined]  # set on purpose
+    lambda self, x: 0
+)
 
 
 class BadSignature:
@@ -107,6 +121,20 @@ def test_unreadable_members_never_raise(cls: type) -> None:
     lines = [*report.violations, *report.undecidable]
     assert len(lines) == 1 and lines[0].member == "run"
     assert report.ok == (cls is not BuiltinMember)  # print takes no keyword 'x': a violation
+
+
+def test_wrapped_cycle_with_a_signature_and_an_unresolvable_annotation_ends() -> None:
+    # typing.get_type_hints follows __wrapped__ without a cycle check; the verifier must not
+    # let it. Run in a daemon thread so that a regression fails instead of hanging the suite.
+    found: list[object] = []
+    worker = threading.Thread(target=lambda: found.append(check(CycleWithSignature, Job)),
+                              daemon=True)
+    worker.start()
+    worker.join(30)
+    assert found, "check() did not return: the __wrapped__ cycle was followed"
+    (report,) = found
+    assert isinstance(report, VerifyReport) and report.ok
+    assert any("annotation of parameter 'x' could not be resolved" in n for n in report.skipped)
 
 
 def test_recursive_plain_protocols_are_compared_structurally() -> None:

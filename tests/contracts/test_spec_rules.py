@@ -123,18 +123,20 @@ class Configure(Protocol):
 
 
 class ConfigureExplicit:
-    def configure(self, *, a: int, b: str = "") -> None:
+    # `**more`: a TypedDict is open, callers may pass keys beyond Options (PEP 692).
+    def configure(self, *, a: int, b: str = "", **more: object) -> None:
         return None
 
 
 class ConfigureMissingB:
-    def configure(self, *, a: int) -> None:
+    def configure(self, *, a: int, **more: int) -> None:
         return None
 
 
 def test_unpacked_kwargs_are_checked_field_by_field() -> None:
     assert rules(ConfigureExplicit, Configure) == []
-    assert rules(ConfigureMissingB, Configure) == [("shape", "configure")]
+    # b: str would land in **more: int.
+    assert rules(ConfigureMissingB, Configure) == [("annotation", "configure")]
 
 
 class Cloner(Protocol):

@@ -162,6 +162,14 @@ UNREADABLE: dict[str, tuple[Setup, str]] = {
     "a symlink to a directory": (symlink("c.yaml", "/"), "c.yaml"),
 }
 
+# Issue 22: big files without an alias are not alias bombs (the size limit bounds them).
+NO_ALIASES: dict[str, str] = {
+    "60,000 top-level keys": GOOD + "".join(f"k{i}: {i}\n" for i in range(60_000)),
+    "20,000 small flow mappings": GOOD + "".join(
+        f"m{i}: {{a: {i}, b: [1, 2, 3], c: {{d: x}}}}\n" for i in range(20_000)),
+    "a star in a string": GOOD + "".join(f"k{i}: '*{i}'\n" for i in range(60_000)),
+}
+
 # `defaults:` entries the loader refuses (exit 2 for check/resolve); the file itself is
 # valid YAML, so migrate reads it and notes the parent (exit 0).
 BAD_PARENTS: dict[str, tuple[Setup, str]] = {
@@ -213,9 +221,12 @@ BAD_PARENTS: dict[str, tuple[Setup, str]] = {
 BAD_INTERPOLATIONS: dict[str, tuple[str, str]] = {
     "size bomb": ("a0: " + "x" * 1_000_000 + "\na1: " + "${a0}" * 10 + "\n", "characters"),
     "reference chain": (chain("${a%d}", 12, 10), "over 20000"),
-    "oc.select chain": (chain("${oc.select:a%d}", 7), "resolver calls"),
-    "oc.select chain with default": (chain("${oc.select:a%d,0}", 7), "resolver calls"),
-    "oc.select relative": (chain("${oc.select:.a%d}", 7), "resolver calls"),
+    # Selects are evaluated once each (issue 22): eight a line are refused for their size.
+    "oc.select chain": (chain("${oc.select:a%d}", 8), "characters"),
+    "oc.select chain with default": (chain("${oc.select:a%d,0}", 8), "characters"),
+    "oc.select relative": (chain("${oc.select:.a%d}", 8), "characters"),
+    "oc.select linear chain of 500": (chain("${oc.select:a%d}", 501, 1), ""),
+    "oc.select doubling chain": (chain("${oc.select:a%d}", 16, 2), ""),
     "max chain": ("a0: 1\n" + "".join(f"a{i}: ${{max:${{a{i - 1}}},${{a{i - 1}}}}}\n"
                                       for i in range(1, 18)), "resolver calls"),
     "oc.decode chain": (chain("${oc.decode:${a%d}}", 8, 6), "resolver calls"),
@@ -236,7 +247,8 @@ BAD_INTERPOLATIONS: dict[str, tuple[str, str]] = {
     "secret as a key": ("b: 1\na: ${oc.select:${oc.env:NEMO_RL_HOSTILE_SECRET}}\n", ""),
 }
 # Controls: these resolve (exit 0).
-RESOLVES = {"oc.select with a default", "secret as a key"}
+RESOLVES = {"oc.select with a default", "secret as a key", "oc.select linear chain of 500",
+            "oc.select doubling chain"}
 
 # Configs that load, with values the rules must reject (exit 1) rather than crash on.
 BAD_VALUES: dict[str, tuple[str, str]] = {
@@ -368,6 +380,14 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "verify missing module": (("verify", "no_such_mod_xyz.C", "--protocol", "PolicyWorker"), 2,
                               "cannot be imported"),
     "verify not a class": (("verify", "os.sep", "--protocol", "PolicyWorker"), 2, "not a class"),
+    # Issue 22: a function, an int constant, an instance; as the class and as --base, both paths.
+    **{f"verify{static} {what}{' as --base' if base else ''}": (
+        ("verify", *(("collections.OrderedDict", "--base", fqn) if base else (fqn,)),
+         "--protocol", "PolicyWorker", *((static,) if static else ())), 2, "is not a class")
+       for static in ("", "--static")
+       for what, fqn in (("a function", "json.dumps"), ("an int constant", "stat.S_IFDIR"),
+                         ("an instance", "logging.root"))
+       for base in (False, True)},
     "verify bad base": (("verify", "collections.OrderedDict", "--protocol", "PolicyWorker",
                          "--base", "a..b"), 2, "--base"),
     "verify missing base": (("verify", "collections.OrderedDict", "--protocol", "PolicyWorker",
@@ -397,6 +417,9 @@ def file_cases() -> Iterator[Case]:
         yield Case(f"check: {name}", setup, ("check", "--no-verify", "c.yaml"), 2, says)
         yield Case(f"resolve: {name}", setup, ("resolve", "c.yaml"), 2, says)
         yield Case(f"migrate: {name}", setup, ("migrate", "--check", "c.yaml"), 2, says)
+    for name, body in NO_ALIASES.items():
+        yield Case(f"check: no aliases, {name}", text("c.yaml", body),
+                   ("check", "--no-verify", "c.yaml"), 0, "ok")
     for name, (setup, says) in BAD_PARENTS.items():
         yield Case(f"check: defaults {name}", setup, ("check", "--no-verify", "c.yaml"), 2, says)
         yield Case(f"resolve: defaults {name}", setup, ("resolve", "--json", "c.yaml"), 2, says)
@@ -441,6 +464,59 @@ def argument_cases() -> Iterator[Case]:
     setup = both(text("good.yaml", GOOD), mkdir("empty"))
     for name, (argv, code, says) in ARGUMENTS.items():
         yield Case(f"args: {name}", setup, argv, code, says)
+
+
+# Issue 22: sizes beyond any cluster, and a name too long for the file system.
+HUGE = str(10**400)
+TP3 = policy_with("automodel_cfg: {enabled: true, tensor_parallel_size: 3}")
+LONG_NAME = "n" * 300 + ".yaml"
+
+
+def huge_and_long_cases() -> Iterator[Case]:
+    tp3 = both(text("tp3.yaml", TP3), text("good.yaml", GOOD),
+               text("cluster.yaml", TP3 + f"cluster:\n  num_nodes: {HUGE}\n  gpus_per_node: 1\n"))
+    half = str(10**200)
+    for name, argv, code, says in (
+        ("--world-size 10**400, TP 3", ("check", "--world-size", HUGE, "tp3.yaml"), 1,
+         "does not divide the world size a 401-digit number"),
+        ("--world-size 10**400, a good config", ("check", "--world-size", HUGE, "good.yaml"), 0,
+         "ok"),
+        ("--nodes 10**200 --gpus-per-node 10**200, TP 3",
+         ("check", "--nodes", half, "--gpus-per-node", half, "tp3.yaml"), 1,
+         "a 401-digit number"),
+        ("cluster.num_nodes 10**400, TP 3", ("check", "cluster.yaml"), 1, "a 401-digit number"),
+        ("migrate --check a 300-character name", ("migrate", "--check", LONG_NAME), 2,
+         "name is too long for the file system"),
+        ("migrate -i a 300-character name", ("migrate", "-i", LONG_NAME), 2,
+         "name is too long for the file system"),
+        ("migrate -o a 300-character name", ("migrate", "-o", LONG_NAME, "good.yaml"), 2,
+         "File name too long"),
+    ):
+        yield Case(f"huge: {name}", tp3, argv, code, says)
+
+
+def message_cases() -> Iterator[Case]:
+    """Issue 22: messages that used to mislead (a loop as missing, a device as absent, an
+    int key as no mapping, a newline dropped from a name)."""
+    check = ("check", "--world-size", "2", "c.yaml")
+    for name, setup, code, says in (
+        ("recipe under a looping folder",
+         both(symlink("la", "la"), text("c.yaml", policy_with("quant_cfg: la/r.yaml"))), 1,
+         "its path is a symlink loop"),
+        ("recipe /dev/zero named directly", text("c.yaml", policy_with("quant_cfg: /dev/zero")),
+         1, "is not a regular file"),
+        ("an int key in policy", text("c.yaml", policy_with("1: x")), 1,
+         "policy has the key 1, which is an int, not a string"),
+        ("an int key in a backend block",
+         text("c.yaml", policy_with("automodel_cfg: {enabled: true, 3: 4}")), 1,
+         "policy.automodel_cfg has the key 3, which is an int, not a string"),
+        ("an int key at the top", text("c.yaml", "1: x\n" + GOOD), 1,
+         "the config has the key 1, which is an int, not a string"),
+        ("a float key at the top", text("c.yaml", "1.5: x\n" + GOOD), 2, "keys must be names"),
+        ("a parent named with a newline", text("c.yaml", 'defaults: "a\\nb.yaml"\n' + GOOD), 2,
+         "names a\\nb.yaml, which does not exist"),
+    ):
+        yield Case(f"message: {name}", setup, check, code, says)
 
 
 def migrate_write_cases() -> Iterator[Case]:
@@ -524,7 +600,8 @@ def format_and_cache_cases() -> Iterator[Case]:
 
 def all_cases() -> list[Case]:
     cases = [*file_cases(), *name_cases(), *override_cases(), *argument_cases(),
-             *migrate_write_cases(), *format_and_cache_cases()]
+             *huge_and_long_cases(), *message_cases(), *migrate_write_cases(),
+             *format_and_cache_cases()]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases

@@ -177,6 +177,32 @@ def unpack_pairs() -> Iterator[Pair]:
         yield Pair("unpack", f"{pn}/impl-unpack", code)
 
 
+def unpack_open_pairs() -> Iterator[Pair]:
+    """A Protocol's `**kwargs: Unpack[TD]` against classes that spell TD's keys out (issue
+    22): a TypedDict is open, so a class without `**kwargs` does not match (PEP 692)."""
+    tds = {
+        "total": "class TDArgs(TypedDict):\n    a: int\n    b: str\n\n",
+        "not-total": "class TDArgs(TypedDict, total=False):\n    a: int\n    b: str\n\n",
+        "one-key": "class TDArgs(TypedDict):\n    a: int\n\n",
+    }
+    impls = {
+        "keywords": "def f(self, *, a: int, b: str = '') -> None: ...",
+        "keywords-defaults": "def f(self, *, a: int = 0, b: str = '') -> None: ...",
+        "standard": "def f(self, a: int = 0, b: str = '') -> None: ...",
+        "keywords-kwargs": "def f(self, *, a: int = 0, b: str = '', **kw: object) -> None: ...",
+        "a-kwargs-object": "def f(self, *, a: int = 0, **kw: object) -> None: ...",
+        "kwargs-str": "def f(self, **kw: str) -> None: ...",
+        "same-unpack": "def f(self, **kw: Unpack[TDArgs]) -> None: ...",
+        "unpack-wider": "def f(self, **kw: Unpack[TDWide]) -> None: ...",
+        "lead-positional": "def f(self, x: int = 0, **kw: Unpack[TDArgs]) -> None: ...",
+    }
+    wide = "class TDWide(TypedDict, total=False):\n    a: float\n    b: object\n\n"
+    for tn, td in tds.items():
+        protos = {f"{tn}": "def f(self, **kw: Unpack[TDArgs]) -> None: ..."}
+        for pair in _method_pairs("unpack-open", protos, impls):
+            yield Pair(pair.category, pair.name, td + wide + pair.code)
+
+
 _OVERLOADED_PROTO = """\
 @overload
 def f(self, x: int) -> int: ...
@@ -218,6 +244,30 @@ def overload_pairs() -> Iterator[Pair]:
         "object": "def f(self, x: int) -> object: ...",
     }
     yield from _method_pairs("overload-class", protos, {"overloaded": _OVERLOADED_IMPL})
+
+
+def overload_only_pairs() -> Iterator[Pair]:
+    """A Protocol member declared only by `@overload`, without an implementation (issue 22):
+    at runtime the attribute is typing's shared placeholder."""
+    protos = {
+        "int-str": _OVERLOADED_PROTO.rsplit("def f(self, x: int | str)", 1)[0],
+        "int-bytes": "@overload\ndef f(self, x: int) -> int: ...\n"
+        "@overload\ndef f(self, x: bytes) -> bytes: ...\n",
+        "kw-count": "@overload\ndef f(self) -> int: ...\n"
+        "@overload\ndef f(self, *, n: int) -> list[int]: ...\n",
+    }
+    impls = {
+        "same-overloads": _OVERLOADED_IMPL,
+        "union": "def f(self, x: int | str) -> int | str:\n    return x",
+        "object-any": "def f(self, x: object = 0, *, n: int = 0) -> Any:\n    return x",
+        "int-only": "def f(self, x: int) -> int:\n    return x",
+        "typevar": "def f(self, x: T) -> T:\n    return x",
+        "no-param": "def f(self) -> int:\n    return 1",
+        "kw-overloads": "@overload\ndef f(self) -> int: ...\n"
+        "@overload\ndef f(self, *, n: int) -> list[int]: ...\n"
+        "def f(self, *, n: int | None = None) -> int | list[int]:\n    return 1",
+    }
+    yield from _method_pairs("overload-only", protos, impls)
 
 
 def nested_pairs() -> Iterator[Pair]:
@@ -282,6 +332,48 @@ def data_pairs() -> Iterator[Pair]:
             f"class Impl:\n{_indent(impl.format(t=got, v=values[got]))}\n"
         )
         yield Pair("data", f"{pn}:{want}/{iname}:{got}", code)
+
+
+def getattr_pairs() -> Iterator[Pair]:
+    """Data members and properties a class provides only through `__getattr__` (issue 22)."""
+    protos = {
+        "attr-int": "x: int",
+        "attr-object": "x: object",
+        "property-int": "@property\ndef x(self) -> int: ...",
+        "property-float": "@property\ndef x(self) -> float: ...",
+        "classvar": "x: ClassVar[int]",
+    }
+    getattr_ = "def __getattr__(self, name: str) -> {}:\n    raise AttributeError(name)"
+    setattr_ = "\n\ndef __setattr__(self, name: str, value: {}) -> None:\n    pass"
+    impls = {
+        f"get-{t}": getattr_.format(t) for t in ("int", "bool", "str", "Any", "object")
+    } | {
+        f"get-set-{t}": getattr_.format("int") + setattr_.format(t) for t in ("int", "str")
+    } | {
+        "unannotated": "def __getattr__(self, name):  # type: ignore[no-untyped-def]\n"
+        "    raise AttributeError(name)",
+        "get-int-own-x": getattr_.format("int") + "\n\nx: str = ''",
+    }
+    yield from _method_pairs("getattr", protos, impls)
+
+
+def protocol_typevar_pairs() -> Iterator[Pair]:
+    """A type variable assigned in a Protocol's body (issue 22): a name for annotations,
+    not a member the class must have."""
+    protos = {
+        "typevar-used": "U = TypeVar('U')\n\ndef f(self, x: U) -> U: ...",
+        "typevar-unused": "U = TypeVar('U')\n\ndef f(self, x: int) -> int: ...",
+        "bound-typevar": "U = TypeVar('U', bound=int)\n\ndef f(self, x: U) -> U: ...",
+        "typevar-and-attr": "U = TypeVar('U')\nn: int\n\ndef f(self, x: int) -> int: ...",
+    }
+    impls = {
+        "generic": "def f(self, x: T) -> T:\n    return x",
+        "int": "def f(self, x: int) -> int:\n    return x",
+        "str": "def f(self, x: str) -> str:\n    return x",
+        "generic-with-n": "n: int = 0\n\ndef f(self, x: T) -> T:\n    return x",
+        "no-f": "n: int = 0",
+    }
+    yield from _method_pairs("protocol-typevar", protos, impls)
 
 
 def record_pairs() -> Iterator[Pair]:
@@ -662,10 +754,14 @@ CATEGORIES: dict[str, Callable[[], Iterator[Pair]]] = {
     "self": self_pairs,
     "self-type": self_type_pairs,
     "unpack": unpack_pairs,
+    "unpack-open": unpack_open_pairs,
     "overload": overload_pairs,
+    "overload-only": overload_only_pairs,
     "nested": nested_pairs,
     "data": data_pairs,
     "records": record_pairs,
+    "getattr": getattr_pairs,
+    "protocol-typevar": protocol_typevar_pairs,
     "generic-method": generic_method_pairs,
     "generic-protocol": generic_protocol_pairs,
     "gradual": gradual_pairs,
@@ -743,6 +839,14 @@ PYREFLY_FOLLOWS_SPEC: dict[str, str] = {
     "`*args: Any` alone still passes positional arguments",
     "callable-member call-protocol-ret": "a Callable's parameters are positional-only; a "
     "__call__ that allows passing by keyword needs the name (as in shape)",
+    "unpack-open": "PEP 692 (callables, `Source contains **kwargs and destination doesn't`): a "
+    "destination with `**kwargs: Unpack[TD]` and a source without `**kwargs` is disallowed, "
+    "since a TypedDict is open and callers may pass more keys; mypy accepts it",
+    "unpack unpack": "same rule as unpack-open: the class spells TD's keys out but takes no "
+    "**kwargs",
+    "getattr": "Protocols: a protocol variable is readable and writable by default; "
+    "`__getattr__` alone makes an attribute readable only (mypy itself refuses `obj.x = 1` on "
+    "such a class, yet accepts it for a settable member)",
     "overload-class": "Overloads: an overloaded callable is assignable when one of its "
     "signatures is; mypy also unions the overloads",
 }
@@ -750,8 +854,10 @@ MYPY_FOLLOWS_SPEC: dict[str, str] = {
     "subclass": "an explicit subclass inherits the Protocol's unimplemented members as "
     "abstract (declared-only attributes, `raise NotImplementedError` bodies)",
     "data": "a ClassVar member is settable through the class, hence invariant",
-    "unpack": "PEP 692: a NotRequired key matches a keyword parameter with a default",
     "static-class": "a Protocol classmethod needs a class or static method",
+    "protocol-typevar": "`U = TypeVar('U')` in a class body declares a type variable, a name "
+    "for use in annotations (generics), not an attribute with a type; pyrefly demands it of "
+    "the class as a member",
     "gradual lead-any-any": "`(a: int, *args: Any, **kwargs: Any)` is `Concatenate[int, ...]`: "
     "the leading parameter is still passed and must be accepted",
 }
