@@ -172,8 +172,9 @@ def _fits(kind: FieldKind, value: object) -> bool:
     if kind == "seconds_or_null":
         if value is None:
             return True
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        return number and 0 < value < math.inf  # type: ignore[operator]  # a number here
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return 0 < value < math.inf
     if value is None:
         return kind == "positive_int_or_null"
     return isinstance(value, int) and not isinstance(value, bool) and value > 0

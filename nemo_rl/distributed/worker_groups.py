@@ -36,6 +36,7 @@ from nemo_rl.distributed.presence import RANK_ENV, clear_presence, presence_env
 from nemo_rl.distributed.rendezvous import TIMEOUT_ENV, rendezvous_env
 from nemo_rl.distributed.verification import verify_actors_can_import, verify_check
 from nemo_rl.distributed.virtual_cluster import (
+    ClusterAllocationError,
     RayVirtualCluster,
     bundle_node_id,
     rendezvous_address,
@@ -287,6 +288,8 @@ class RayWorkerGroup(Generic[W]):
         #    the bundles fit, where that environment is installed), then asked of the
         #    actors' own environment: a module on the driver's path only would pass the
         #    first and fail every actor.
+        # 0. A shape no live node can ever hold is refused at once, before verification.
+        cluster.check_fit()
         check = builder.check()
         if check is not None:
             node = None if builder.env.is_driver else cluster.verification_node()
@@ -313,7 +316,7 @@ class RayWorkerGroup(Generic[W]):
             if isinstance(err, (KeyboardInterrupt, SystemExit)):
                 err.add_note(f"while starting {self.fqn}; its actors and placement groups are gone")
                 raise
-            if isinstance(err, WorkerStartupError):
+            if isinstance(err, WorkerStartupError | ClusterAllocationError):
                 raise
             raise WorkerStartupError(self.fqn, None, f"{type(err).__name__}: {err}") from err
         self.world_size = len(self._actors)
