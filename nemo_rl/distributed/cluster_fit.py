@@ -87,7 +87,7 @@ def fit_problems(
     if short:
         problems.append(
             f"the {len(groups)} node groups need {_amounts({k: wanted[k] for k in short})} in "
-            f"all; the {len(nodes)} live node{'s' if len(nodes) != 1 else ''} have "
+            f"all; the {len(nodes)} live node{'s have' if len(nodes) != 1 else ' has'} "
             f"{_amounts({k: have[k] for k in short})} in all"
         )
     return problems

@@ -3,9 +3,14 @@ reserved; one that fits but is busy waits, with progress lines, then says what i
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import pytest
 import ray
@@ -17,6 +22,8 @@ from nemo_rl.distributed.worker_groups import RayWorkerGroup
 from tests.ray.observed import allocates_nothing, control_start_is_seen, light_builder
 
 pytestmark = pytest.mark.ray
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_group_no_node_can_hold_is_refused_at_once_naming_need_and_largest_node(
@@ -65,3 +72,22 @@ def test_a_busy_cluster_waits_with_progress_lines_then_names_what_is_missing(
         assert not cluster.placement_groups_created  # the pending group was removed
     finally:
         remove_placement_group(blocker)
+
+
+def test_check_at_the_address_gives_the_verdict_a_real_start_gives(ray_cluster: None) -> None:
+    tiny = str(REPO / "examples" / "configs" / "grpo_tiny.yaml")  # 1 node x 2 GPUs
+    address = ray.get_runtime_context().gcs_address
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "nemo_rl.workers", "check", tiny, "--no-verify", "--json",
+         "--address", address],
+        capture_output=True, text=True, timeout=120, cwd=REPO, env=env, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    [problem] = [p for p in json.loads(done.stdout)["problems"] if p["rule"] == "cluster.fit"]
+    with pytest.raises(ClusterAllocationError) as start:
+        RayVirtualCluster([2], name="tiny").check_fit()  # the same shape, as Policy starts it
+    assert problem["message"] == (
+        f"cluster: {start.value.problems[0]} (the cluster at {address})"
+    )
+    assert start.value.problems[0].endswith("the largest live node has 2 CPU, 0 GPU")
