@@ -23,6 +23,7 @@ from bench import (
     bench_corpus,
     bench_differential,
     bench_driver_weight,
+    bench_faults,
     bench_refusal,
     bench_static,
     bench_typed_calls,
@@ -54,6 +55,7 @@ BENCHES = (
     Bench("1. Refusal vs allocation", "bench_refusal", bench_refusal.main, needs_ray=True),
     Bench("7. Typed worker calls vs the string path", "bench_typed_calls",
           bench_typed_calls.main, needs_ray=True),
+    Bench("8. Faults during a call", "bench_faults", bench_faults.main, needs_ray=True),
 )
 
 
