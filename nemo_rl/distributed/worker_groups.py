@@ -595,11 +595,14 @@ class RayWorkerGroup(Generic[W]):
             cause.add_note(f"remote traceback (rank {err.ranks[0]}):\n{err.remote_traceback}")
         raise err from cause
 
-    def shutdown(self, *, grace_s: float | None = None) -> None:
+    def shutdown(self, *, grace_s: float | None = None, timeout_s: float | None = None) -> None:
         """Ask the workers to shut down, wait up to `grace_s` (default: the group's
         `shutdown_grace_s`, 5 s) for them, kill every actor, free the placement groups and
         wait until Ray's record shows none of them alive. Ranks known dead or busy (after a
-        failed call) are killed without being asked."""
+        failed call) are killed without being asked. `timeout_s` is the older name of
+        `grace_s`."""
+        if grace_s is None:
+            grace_s = timeout_s
         if self._root is not self:  # a narrowed view: the group that owns the actors
             self._root.shutdown(grace_s=grace_s)
             return
