@@ -229,6 +229,9 @@ class WorkerCallError(RuntimeError):
         self.remote_traceback: str | None = first.traceback if first else None
         self.death_cause: str | None = first.cause if first else None
 
+    def __str__(self) -> str:
+        return self.sentence
+
     @classmethod
     def from_outcomes(
         cls,
@@ -247,6 +250,25 @@ class WorkerCallError(RuntimeError):
                   outcomes=outcomes, faulty=faulty)
         err.add_note("\n".join(_outcome_line(o) for o in outcomes))
         return err
+
+
+def as_instance_of_cause(err: WorkerCallError, cause: BaseException) -> WorkerCallError:
+    """`err` as an instance of both WorkerCallError and the class of the remote exception
+    (as Ray's `RayTaskError(X)` is), so `except X` around a worker call still catches a
+    remote X. `err` itself where that class cannot be combined (its layout, or `final`)."""
+    cls = type(cause)
+    if isinstance(err, cls) or not isinstance(cause, Exception):
+        return err
+    try:
+        dual = type(f"WorkerCallError({cls.__name__})", (type(err), cls),
+                    {"__str__": WorkerCallError.__str__, "__module__": __name__})
+        combined: WorkerCallError = BaseException.__new__(dual, err.sentence)
+    except TypeError:  # a layout conflict, or a class that refuses subclasses
+        return err
+    combined.__dict__.update(getattr(cause, "__dict__", {}))
+    combined.__dict__.update(err.__dict__)
+    combined.args = err.args
+    return combined
 
 
 def _outcome_line(o: RankOutcome) -> str:

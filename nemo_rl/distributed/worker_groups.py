@@ -29,7 +29,11 @@ from typing_extensions import TypeForm, deprecated, is_protocol
 
 from contracts.calltime import call_contracts_enabled, enforce_calls
 from contracts.init_call import InitCall
-from nemo_rl.distributed.call_errors import WorkerCallError, WorkerMethodError
+from nemo_rl.distributed.call_errors import (
+    WorkerCallError,
+    WorkerMethodError,
+    as_instance_of_cause,
+)
 from nemo_rl.distributed.call_outcomes import collect
 from nemo_rl.distributed.narrowing import verify_narrowing
 from nemo_rl.distributed.presence import RANK_ENV, clear_presence, presence_env
@@ -593,6 +597,8 @@ class RayWorkerGroup(Generic[W]):
         cause = causes.get(err.ranks[0]) if err.ranks else None
         if cause is not None and err.remote_traceback:
             cause.add_note(f"remote traceback (rank {err.ranks[0]}):\n{err.remote_traceback}")
+        if cause is not None and err.kind == "raised":
+            err = as_instance_of_cause(err, cause)  # `except RemoteError` still catches it
         raise err from cause
 
     def shutdown(self, *, grace_s: float | None = None, timeout_s: float | None = None) -> None:

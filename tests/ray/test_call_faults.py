@@ -108,6 +108,7 @@ def test_a_rank_that_raises_is_named_with_its_error_and_the_group_stays_usable(
         assert (err.kind, err.ranks, err.method, err.fqn) == ("raised", (1,), "train", FAULT_FQN)
         assert err.error_type == "InjectedFault"
         assert isinstance(err.__cause__, InjectedFault)
+        assert isinstance(err, InjectedFault)  # `except InjectedFault` still catches it
         assert err.remote_traceback is not None and "_fault" in err.remote_traceback
         assert [o.state for o in err.outcomes] == ["ok", "raised"]
         # Every rank answered: the group is intact and the next step runs on both.

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from nemo_rl.distributed.call_errors import RankOutcome, WorkerCallError, failure_sentence
+from nemo_rl.distributed.call_errors import (
+    RankOutcome,
+    WorkerCallError,
+    as_instance_of_cause,
+    failure_sentence,
+)
 
 FQN = "my_ext.MyWorker"
 NODE = "3f2a9c1d" + "0" * 48
@@ -77,3 +82,19 @@ def test_the_error_carries_every_field() -> None:
         "RuntimeError", "boom", "Traceback ...")
     assert err.__notes__ == ["rank 0 on node 3f2a9c1d…: answered\n"
                              "rank 1 on node 3f2a9c1d…: raised RuntimeError: boom"]
+
+
+def test_the_error_is_also_an_instance_of_the_remote_exceptions_class() -> None:
+    class RemoteError(ValueError):
+        def __init__(self, code: int) -> None:
+            super().__init__(f"code {code}")
+            self.code = code
+
+    raised = RankOutcome(0, "raised", None, error_type="RemoteError", message="code 7")
+    err = WorkerCallError.from_outcomes("train", FQN, 1, [raised])
+    dual = as_instance_of_cause(err, RemoteError(7))
+    assert isinstance(dual, RemoteError)
+    assert str(dual) == str(err) and dual.ranks == (0,) and dual.code == 7
+    assert dual.__notes__ == err.__notes__
+    # A class whose layout cannot combine with WorkerCallError's: the error as it is.
+    assert as_instance_of_cause(err, FileNotFoundError(2, "gone")) is err
