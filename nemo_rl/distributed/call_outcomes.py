@@ -140,6 +140,10 @@ def collect(
         pass  # some rank is still running: follow each one below
     except RayError:
         pass  # some rank failed: classify every rank's outcome below
+    except KeyboardInterrupt:
+        for ref in refs:  # queued calls do not run; running ones cannot be interrupted
+            ray.cancel(ref)
+        raise
     pending: dict[Any, int] = {ref: i for i, ref in enumerate(refs)}
     values: list[Any] = [None] * len(refs)
     outcomes: dict[int, RankOutcome] = {}
