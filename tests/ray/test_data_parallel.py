@@ -199,6 +199,39 @@ def test_a_hung_rank_is_named_when_its_peer_gives_up_in_the_rendezvous(
     assert all(d.endswith(" REMOVED") for d in created.placement_groups.values())
 
 
+@pytest.mark.slow  # starts its own 2-rank Policy and waits out a 3 s call timeout: ~15 s
+def test_with_a_call_timeout_the_rank_blocked_in_the_rendezvous_is_told_from_the_hung_one(
+    ray_cluster: None,
+) -> None:
+    # policy.call_timeout_s (3 s) expires first; rank 0 reported waiting in the real
+    # data-parallel rendezvous (presence), rank 1 reported nothing: it is the hung one.
+    cluster = RayVirtualCluster([2], use_gpus=False, name="dp_call_timeout")
+    section: dict[str, Any] = load_config(CONFIG)["policy"]
+    section["worker_extension_cls_fqn"] = HANGING_FQN
+    section["call_timeout_s"] = 3
+    before = ray_record()
+    policy = Policy(cluster, section, name_prefix="dp_call_timeout",
+                    registry=fault_registry({HANGING_FQN: DRIVER_ENV}))
+    try:
+        assert policy.worker_group.call_timeout_s == 3.0
+        with pytest.raises(WorkerCallError) as info:
+            policy.train({"input_ids": [[1, 2, 3], [4, 5, 6]]})
+        node = ray.get_runtime_context().get_node_id()[:8]
+        assert str(info.value) == (
+            f"train hung on rank 1 of 2 ({HANGING_FQN} on node {node}…): no answer within 3 s "
+            "(call_timeout_s); rank 0 is blocked in the data-parallel rendezvous waiting for it"
+        )
+        assert [o.state for o in info.value.outcomes] == ["blocked", "hung"]
+    finally:
+        start = time.monotonic()
+        policy.shutdown()
+        cluster.shutdown()
+        assert time.monotonic() - start <= 10
+    created = ray_record().since(before)
+    assert all(d.endswith(" DEAD") for d in created.actors.values()), created.describe()
+    assert all(d.endswith(" REMOVED") for d in created.placement_groups.values())
+
+
 @pytest.mark.parametrize(
     ("world_size", "environ", "alone"),
     [
