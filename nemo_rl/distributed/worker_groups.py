@@ -187,8 +187,14 @@ class WorkerHost:
         init_kwargs: Mapping[str, object],
         protocol: str | None,
         enforce_contracts: bool,
+        presence: str | None = None,
     ) -> None:
         self._fqn = fqn
+        # Set in the actor's own process, not in its runtime_env: the ranks of a group then
+        # share one runtime_env (Ray reuses its worker processes), and collectives report
+        # waits under this group's key (nemo_rl.distributed.presence).
+        if presence is not None:
+            os.environ.update({**presence_env(presence), RANK_ENV: str(rank)})
         self._worker: Any = None
         self._error: tuple[str, bytes | None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -310,7 +316,7 @@ class RayWorkerGroup(Generic[W]):
             self._node_ids = [bundle_node_id(pg, bundle) for pg, bundle in slots]
             self._nodes = _rank_nodes(slots)
             world_size = len(slots)
-            env_vars = {**_rendezvous_env_vars(slots), **presence_env(self._presence)}
+            env_vars = _rendezvous_env_vars(slots)
             # All actors are created before any is awaited: ranks rendezvous with each other.
             for rank, (pg, bundle) in enumerate(slots):
                 self._actors.append(self._create(rank, world_size, pg, bundle, env_vars))
@@ -377,14 +383,14 @@ class RayWorkerGroup(Generic[W]):
             **self.cluster.actor_resources(),
         }
         runtime_env = dict(self.builder.runtime_env() or {})
-        env_vars = {**env_vars, RANK_ENV: str(rank)}
-        runtime_env["env_vars"] = {**runtime_env.get("env_vars", {}), **env_vars}
+        if env_vars:
+            runtime_env["env_vars"] = {**runtime_env.get("env_vars", {}), **env_vars}
         if runtime_env:
             options["runtime_env"] = runtime_env
         b = self.builder
         return _remote_host().options(**options).remote(
             b.fqn, b.config, rank, world_size, dict(b.init_kwargs), b.protocol,
-            b.enforce_contracts,
+            b.enforce_contracts, self._presence,
         )
 
     def _wait_ready(self, timeout_s: float) -> None:
