@@ -25,6 +25,7 @@ from bench import (
     bench_corpus,
     bench_differential,
     bench_driver_weight,
+    bench_faults,
     bench_refusal,
     bench_static,
     bench_typed_calls,
@@ -58,6 +59,7 @@ BENCHES = (
     Bench("7. Typed worker calls vs the string path", "bench_typed_calls",
           bench_typed_calls.main, needs_ray=True),
     Bench("9. Cache of static results", "bench_cache", bench_cache.main),
+    Bench("10. Faults during a call", "bench_faults", bench_faults.main, needs_ray=True),
 )
 
 

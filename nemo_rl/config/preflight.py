@@ -64,7 +64,7 @@ PARALLEL_AXES: Mapping[str, tuple[tuple[str, str], ...]] = {
 }
 BACKEND_BLOCK: Mapping[str, str] = {"megatron": "megatron_cfg", "automodel": "automodel_cfg"}
 
-FieldKind = Literal["bool", "positive_int", "positive_int_or_null", "mapping"]
+FieldKind = Literal["bool", "positive_int", "positive_int_or_null", "mapping", "seconds_or_null"]
 
 FP32_LM_HEAD_FIELDS: tuple[tuple[str, FieldKind], ...] = (
     ("megatron_cfg.fp32_lm_head", "bool"),
@@ -83,12 +83,16 @@ SCHEMA_FIELDS: tuple[tuple[str, FieldKind], ...] = (
     ("dynamic_batching", "mapping"),
     ("dynamic_batching.enabled", "bool"),
     ("generation.vllm_cfg.env_vars", "mapping"),
+    # Each worker call's time limit (RayWorkerGroup); null is no limit.
+    ("call_timeout_s", "seconds_or_null"),
+    ("generation.call_timeout_s", "seconds_or_null"),
 )
 EXPECTED_TEXT: Mapping[FieldKind, str] = {
     "bool": "true, false or null",
     "positive_int": "a positive integer",
     "positive_int_or_null": "a positive integer or null",
     "mapping": "a mapping of keys to values",
+    "seconds_or_null": "a positive number of seconds, or null for no limit",
 }
 
 
@@ -165,6 +169,12 @@ def _fits(kind: FieldKind, value: object) -> bool:
         return value is None or isinstance(value, bool)
     if kind == "mapping":
         return value is None or as_mapping(value) is not None
+    if kind == "seconds_or_null":
+        if value is None:
+            return True
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return 0 < value < math.inf
     if value is None:
         return kind == "positive_int_or_null"
     return isinstance(value, int) and not isinstance(value, bool) and value > 0

@@ -46,6 +46,8 @@ class GenerationConfig(TypedDict):
     worker_extension_cls_fqn: NotRequired[str | None]
     vllm_cfg: NotRequired[VllmConfig]
     colocated: NotRequired[ColocationConfig]
+    # Seconds each call to the generation workers may take; None (null): no limit.
+    call_timeout_s: NotRequired[float | None]
 
 
 class TinyModelConfig(TypedDict):
@@ -76,6 +78,8 @@ class PolicyConfig(TypedDict):
     logprob_batch_size: NotRequired[int]
     tiny_model: NotRequired[TinyModelConfig]
     optimizer: NotRequired[OptimizerConfig]
+    # Seconds each call to the policy workers may take; None (null): no limit.
+    call_timeout_s: NotRequired[float | None]
 
 
 class TeacherConfig(PolicyConfig):

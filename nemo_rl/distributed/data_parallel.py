@@ -22,16 +22,19 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from nemo_rl.distributed.presence import waiting_for_peers
 from nemo_rl.distributed.rendezvous import (
     DEFAULT_TIMEOUT_S,
     MASTER_ADDR_ENV,
     MASTER_PORT_ENV,
     TIMEOUT_ENV,
+    DataParallelError,
 )
 
+__all__ = ["DataParallelError", "DataParallelGroup"]
 
-class DataParallelError(RuntimeError):
-    """Another rank failed the step; no rank updated its weights."""
+RENDEZVOUS = "the data-parallel rendezvous"
+ALL_REDUCE = "the data-parallel all-reduce"
 
 
 class DataParallelGroup:
@@ -82,14 +85,24 @@ class DataParallelGroup:
 
     def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
         """All-reduce `tensor` in place (sum over ranks) and return it."""
+        # Each wait is reported (nemo_rl.distributed.presence), so a call that times out
+        # tells the ranks blocked here from the rank they wait for.
+        where = ALL_REDUCE if self._joined else RENDEZVOUS
         try:
-            self._join()
-            dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+            if not self._joined:
+                with waiting_for_peers(RENDEZVOUS):
+                    self._join()
+            where = ALL_REDUCE
+            with waiting_for_peers(ALL_REDUCE):
+                dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
         except (RuntimeError, TimeoutError) as err:  # torch's DistError family included
+            timed_out = isinstance(err, TimeoutError) or "timed out" in str(err).lower()
             raise DataParallelError(
                 f"rank {self.rank} of {self.world_size} (group {self.init_method}): its peers "
                 f"did not join the step within {self.timeout_s:g}s or failed ({err}); every "
-                "rank must take part in every train step (Policy.train calls all of them)."
+                "rank must take part in every train step (Policy.train calls all of them).",
+                waited_in=where,
+                gave_up_after_s=self.timeout_s if timed_out else None,
             ) from err
         return tensor
 

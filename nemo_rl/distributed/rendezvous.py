@@ -21,3 +21,20 @@ def rendezvous_env(addr: str, port: int, timeout_s: float | None = None) -> dict
     if timeout_s is not None:
         env[TIMEOUT_ENV] = str(timeout_s)
     return env
+
+
+class DataParallelError(RuntimeError):
+    """Another rank failed the step, or did not join it in time; no rank updated its weights.
+
+    Defined here, without torch, so a driver without torch can unpickle it. `waited_in`
+    names the collective the rank waited in; `gave_up_after_s` is set when that wait timed
+    out (the peers never came), None when a peer failed or went away. The driver reads
+    both: such a rank failed because of its peers, which the call's error names instead.
+    """
+
+    def __init__(
+        self, message: str, *, waited_in: str | None = None, gave_up_after_s: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.waited_in = waited_in
+        self.gave_up_after_s = gave_up_after_s

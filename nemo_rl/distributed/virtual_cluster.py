@@ -10,17 +10,27 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from typing import Any
 
 import ray
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+from nemo_rl.distributed.cluster_fit import (
+    NodeGroupNeed,
+    fit_problems,
+    live_node_resources,
+    node_groups,
+)
+
 logger = logging.getLogger(__name__)
 
 # A bundle may not be empty; a sliver of CPU keeps many bundles on a 2-CPU machine.
 CPU_MODE_CPUS_PER_BUNDLE = 0.01
 GPU_MODE_CPUS_PER_BUNDLE = 1.0
+# While placement groups are pending, a progress line this often.
+PROGRESS_INTERVAL_S = 10.0
 
 
 def init_ray(num_cpus: int | None = None, *, log_to_driver: bool = True) -> None:
@@ -67,6 +77,12 @@ def rendezvous_address(slots: list[tuple[PlacementGroup, int]]) -> tuple[str, in
     return ("127.0.0.1" if single_node else ip), port
 
 
+def _available() -> str:
+    """The cluster's free CPU/GPU now, as a short text."""
+    free: dict[str, float] = ray.available_resources()  # type: ignore[no-untyped-call]  # ray: unannotated
+    return ", ".join(f"{free.get(k, 0.0):.6g} {k}" for k in ("CPU", "GPU"))
+
+
 def bundle_node_id(pg: PlacementGroup, bundle: int) -> str:
     """The node ID a ready placement group put `bundle` on."""
     table: dict[str, Any] = ray.util.placement_group_table(pg)
@@ -75,7 +91,12 @@ def bundle_node_id(pg: PlacementGroup, bundle: int) -> str:
 
 
 class ClusterAllocationError(RuntimeError):
-    """The cluster could not reserve the requested bundles in time."""
+    """The cluster cannot ever hold the requested bundles (refused before anything is
+    reserved), or could not reserve them in time; `problems` has one line per reason."""
+
+    def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 class RayVirtualCluster:
@@ -90,6 +111,8 @@ class RayVirtualCluster:
         name: str = "",
         cpus_per_bundle: float | None = None,
         ready_timeout_s: float = 60.0,
+        may_add_nodes: bool = False,
+        progress_interval_s: float = PROGRESS_INTERVAL_S,
     ) -> None:
         if not bundle_ct_per_node_list or any(n < 1 for n in bundle_ct_per_node_list):
             raise ValueError(
@@ -108,6 +131,9 @@ class RayVirtualCluster:
         default_cpus = GPU_MODE_CPUS_PER_BUNDLE if use_gpus else CPU_MODE_CPUS_PER_BUNDLE
         self.cpus_per_bundle = default_cpus if cpus_per_bundle is None else cpus_per_bundle
         self.ready_timeout_s = ready_timeout_s
+        # An autoscaler may add nodes: a shape no live node holds waits instead of refusing.
+        self.may_add_nodes = may_add_nodes
+        self.progress_interval_s = progress_interval_s
         self._placement_groups: list[PlacementGroup] = []
         # Worker groups currently placed on this cluster; the last one out frees the groups.
         self._users: set[str] = set()
@@ -128,6 +154,27 @@ class RayVirtualCluster:
     @property
     def placement_groups_created(self) -> bool:
         return bool(self._placement_groups)
+
+    def node_groups(self) -> list[NodeGroupNeed]:
+        """Each node's placement group as a need: its bundles, all on one node."""
+        return node_groups(self.bundle_ct_per_node_list, self.bundle_resources())
+
+    def check_fit(self) -> None:
+        """Refuse at once, before anything is reserved, a shape no live node can ever hold
+        (unless `may_add_nodes`: then it is only logged, and the start waits)."""
+        nodes = live_node_resources(ray.nodes())  # type: ignore[no-untyped-call]  # ray: unannotated
+        problems = tuple(fit_problems(self.node_groups(), nodes))
+        if not problems:
+            return
+        name = self.name or "(unnamed)"
+        if self.may_add_nodes:
+            for problem in problems:
+                logger.warning("cluster %s: %s; waiting for the autoscaler to add a node",
+                               name, problem)
+            return
+        raise ClusterAllocationError(
+            "\n".join(f"cluster {name} can never be placed: {p}" for p in problems), problems
+        )
 
     # --- several nodes ---------------------------------------------------------------
 
@@ -165,6 +212,7 @@ class RayVirtualCluster:
         """Reserve one STRICT_PACK placement group per node (once)."""
         if self._placement_groups:
             return self._placement_groups
+        self.check_fit()
         created: list[PlacementGroup] = []
         try:
             for node, count in enumerate(self.bundle_ct_per_node_list):
@@ -176,23 +224,42 @@ class RayVirtualCluster:
                         name=pg_name,
                     )
                 )
-            ready, _ = ray.wait(
-                [pg.ready() for pg in created],
-                num_returns=len(created),
-                timeout=self.ready_timeout_s,
-            )
-            if len(ready) != len(created):
-                raise ClusterAllocationError(
-                    f"cluster {self.name or '(unnamed)'}: the placement groups for "
-                    f"{self.bundle_ct_per_node_list} bundles of {self.bundle_resources()} were not "
-                    f"ready after {self.ready_timeout_s:.0f}s; the Ray cluster lacks the resources."
-                )
+            self._wait_ready(created)
         except BaseException:
             for pg in created:
                 remove_placement_group(pg)
             raise
         self._placement_groups = created
         return created
+
+    def _wait_ready(self, created: list[PlacementGroup]) -> None:
+        """Wait for every placement group, a progress line each `progress_interval_s`
+        naming what is pending; at `ready_timeout_s`, say what was still missing."""
+        name = self.name or "(unnamed)"
+        needs = self.node_groups()
+        pending = {pg.ready(): i for i, pg in enumerate(created)}
+        start = time.monotonic()
+        while pending:
+            waited = time.monotonic() - start
+            left = self.ready_timeout_s - waited
+            if left <= 0:
+                missing = "; ".join(needs[i].describe() for i in sorted(pending.values()))
+                raise ClusterAllocationError(
+                    f"cluster {name}: {len(pending)} of {len(created)} placement group(s) not "
+                    f"ready after {self.ready_timeout_s:g} s; still missing: {missing}; "
+                    f"available now: {_available()}",
+                    tuple(needs[i].describe() for i in sorted(pending.values())),
+                )
+            ready, _ = ray.wait(list(pending), num_returns=len(pending),
+                                timeout=min(left, self.progress_interval_s))
+            for ref in ready:
+                pending.pop(ref)
+            if pending and time.monotonic() - start < self.ready_timeout_s:
+                what = "; ".join(needs[i].describe() for i in sorted(pending.values()))
+                logger.warning("cluster %s: waiting %.0f s so far (of %g s) for %d placement "
+                               "group(s): %s; available now: %s", name,
+                               time.monotonic() - start, self.ready_timeout_s, len(pending),
+                               what, _available())
 
     def acquire(self, user: str) -> list[tuple[PlacementGroup, int]]:
         """Bundles for a worker group named `user`, creating the placement groups if needed."""

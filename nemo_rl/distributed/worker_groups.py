@@ -16,6 +16,7 @@ import os
 import pickle
 import time
 import traceback
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +29,18 @@ from typing_extensions import TypeForm, deprecated, is_protocol
 
 from contracts.calltime import call_contracts_enabled, enforce_calls
 from contracts.init_call import InitCall
+from nemo_rl.distributed.call_errors import (
+    WorkerCallError,
+    WorkerMethodError,
+    as_instance_of_cause,
+)
+from nemo_rl.distributed.call_outcomes import collect
 from nemo_rl.distributed.narrowing import verify_narrowing
+from nemo_rl.distributed.presence import RANK_ENV, clear_presence, presence_env
 from nemo_rl.distributed.rendezvous import TIMEOUT_ENV, rendezvous_env
 from nemo_rl.distributed.verification import verify_actors_can_import, verify_check
 from nemo_rl.distributed.virtual_cluster import (
+    ClusterAllocationError,
     RayVirtualCluster,
     bundle_node_id,
     rendezvous_address,
@@ -59,6 +68,33 @@ STRING_CALL_DEPRECATION = (
 
 # How long teardown waits for Ray to forget killed actors and removed groups.
 TEARDOWN_WAIT_S = 15.0
+# A call's time limit when neither the group nor its config section (`call_timeout_s`)
+# sets one: None, no limit (a train step may take hours); hangs inside a data-parallel
+# step still end at the ranks' own rendezvous/collective timeout (NEMO_RL_DIST_TIMEOUT_S).
+DEFAULT_CALL_TIMEOUT_S: float | None = None
+# Once a rank failed, how long the others get to answer before the call ends.
+DEFAULT_SETTLE_S = 3.0
+# How long shutdown() waits for the workers' own `shutdown` before killing them.
+DEFAULT_SHUTDOWN_GRACE_S = 5.0
+
+class _Unset:
+    """The type of UNSET: an argument not given (None means "no limit")."""
+
+
+UNSET = _Unset()
+
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT_S",
+    "DEFAULT_SETTLE_S",
+    "DEFAULT_SHUTDOWN_GRACE_S",
+    "STRING_CALL_DEPRECATION",
+    "RayWorkerBuilder",
+    "RayWorkerGroup",
+    "WorkerCallError",
+    "WorkerMethodError",
+    "WorkerStartupError",
+]
 
 
 class WorkerStartupError(RuntimeError):
@@ -72,19 +108,6 @@ class WorkerStartupError(RuntimeError):
         where = f" rank {rank}" if rank is not None else ""
         where += f" on node {node}" if node is not None else ""
         super().__init__(f"worker {fqn}{where} failed to start: {reason}")
-
-
-class WorkerCallError(TypeError):
-    """A worker call names no method of the group's Protocol; nothing was sent to a worker."""
-
-    def __init__(self, fqn: str, protocol: str, method: str) -> None:
-        self.fqn = fqn
-        self.protocol = protocol
-        self.method = method
-        super().__init__(
-            f"{fqn} workers are called as {protocol}, which has no method {method!r}; "
-            f"narrow the group to a Protocol that declares it (group.narrow(P)) first."
-        )
 
 
 @dataclass(frozen=True)
@@ -164,8 +187,14 @@ class WorkerHost:
         init_kwargs: Mapping[str, object],
         protocol: str | None,
         enforce_contracts: bool,
+        presence: str | None = None,
     ) -> None:
         self._fqn = fqn
+        # Set in the actor's own process, not in its runtime_env: the ranks of a group then
+        # share one runtime_env (Ray reuses its worker processes), and collectives report
+        # waits under this group's key (nemo_rl.distributed.presence).
+        if presence is not None:
+            os.environ.update({**presence_env(presence), RANK_ENV: str(rank)})
         self._worker: Any = None
         self._error: tuple[str, bytes | None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -243,8 +272,20 @@ class RayWorkerGroup(Generic[W]):
         workers_per_node: int | None = None,
         bundles_per_worker: int = 1,
         ready_timeout_s: float = 600.0,
+        call_timeout_s: float | None | _Unset = UNSET,
+        settle_s: float = DEFAULT_SETTLE_S,
+        shutdown_grace_s: float = DEFAULT_SHUTDOWN_GRACE_S,
     ) -> None:
         self.cluster = cluster
+        # Each call's limit: this argument, else the section's `call_timeout_s`, else
+        # DEFAULT_CALL_TIMEOUT_S; None is no limit.
+        self.call_timeout_s = _call_timeout(call_timeout_s, builder.config)
+        self.settle_s = _seconds_arg("settle_s", settle_s)
+        self.shutdown_grace_s = _seconds_arg("shutdown_grace_s", shutdown_grace_s)
+        # Set by a call that left the group unusable (a rank died or did not answer).
+        self._broken: WorkerCallError | None = None
+        self._presence = f"{name_prefix}-{uuid.uuid4().hex[:12]}"
+        self._node_ids: list[str | None] = []
         self.builder = builder
         self.name_prefix = name_prefix
         self.fqn = builder.fqn
@@ -257,6 +298,8 @@ class RayWorkerGroup(Generic[W]):
         #    the bundles fit, where that environment is installed), then asked of the
         #    actors' own environment: a module on the driver's path only would pass the
         #    first and fail every actor.
+        # 0. A shape no live node can ever hold is refused at once, before verification.
+        cluster.check_fit()
         check = builder.check()
         if check is not None:
             node = None if builder.env.is_driver else cluster.verification_node()
@@ -270,6 +313,7 @@ class RayWorkerGroup(Generic[W]):
         # 2. Reserve, create, wait; any failure undoes all of it.
         try:
             slots = self._slots(num_workers, workers_per_node, bundles_per_worker)
+            self._node_ids = [bundle_node_id(pg, bundle) for pg, bundle in slots]
             self._nodes = _rank_nodes(slots)
             world_size = len(slots)
             env_vars = _rendezvous_env_vars(slots)
@@ -282,7 +326,7 @@ class RayWorkerGroup(Generic[W]):
             if isinstance(err, (KeyboardInterrupt, SystemExit)):
                 err.add_note(f"while starting {self.fqn}; its actors and placement groups are gone")
                 raise
-            if isinstance(err, WorkerStartupError):
+            if isinstance(err, WorkerStartupError | ClusterAllocationError):
                 raise
             raise WorkerStartupError(self.fqn, None, f"{type(err).__name__}: {err}") from err
         self.world_size = len(self._actors)
@@ -346,7 +390,7 @@ class RayWorkerGroup(Generic[W]):
         b = self.builder
         return _remote_host().options(**options).remote(
             b.fqn, b.config, rank, world_size, dict(b.init_kwargs), b.protocol,
-            b.enforce_contracts,
+            b.enforce_contracts, self._presence,
         )
 
     def _wait_ready(self, timeout_s: float) -> None:
@@ -412,7 +456,9 @@ class RayWorkerGroup(Generic[W]):
     def run_all(self, method: Callable[..., object] | str, /, *args: Any, **kwargs: Any) -> Any:
         """Call `method` on every worker; results by rank."""
         name = self._method_name(method)
-        return self._get([a.call.remote(name, *args, **kwargs) for a in self._root._actors])
+        actors = self._usable_actors()
+        return self._call(name, list(range(len(actors))),
+                          [a.call.remote(name, *args, **kwargs) for a in actors])
 
     @overload
     def run_rank(
@@ -444,7 +490,8 @@ class RayWorkerGroup(Generic[W]):
     ) -> Any:
         """Call `method` on one worker; its result."""
         name = self._method_name(method)
-        return self._get([self._root._actors[rank].call.remote(name, *args, **kwargs)])[0]
+        actor = self._usable_actors()[rank]
+        return self._call(name, [rank], [actor.call.remote(name, *args, **kwargs)])[0]
 
     @overload
     def run_sharded(
@@ -479,11 +526,12 @@ class RayWorkerGroup(Generic[W]):
     ) -> Any:
         """Call `method(shards[r], *args, **kwargs)` on rank r, for r < len(shards)."""
         name = self._method_name(method)
-        actors = self._root._actors
+        actors = self._usable_actors()
         if len(shards) > len(actors):
             raise ValueError(f"{len(shards)} shards for {len(actors)} workers")
-        return self._get(
-            [actors[r].call.remote(name, s, *args, **kwargs) for r, s in enumerate(shards)]
+        return self._call(
+            name, list(range(len(shards))),
+            [actors[r].call.remote(name, s, *args, **kwargs) for r, s in enumerate(shards)],
         )
 
     def narrow(self, protocol: TypeForm[N]) -> RayWorkerGroup[N]:
@@ -518,24 +566,69 @@ class RayWorkerGroup(Generic[W]):
         else:
             name = getattr(method, "__name__", repr(method))
         if name not in self._members:
-            raise WorkerCallError(self.fqn, protocol_ref(self._protocol), name)
+            raise WorkerMethodError(self.fqn, protocol_ref(self._protocol), name)
         return name
 
-    def _get(self, refs: list[Any]) -> list[Any]:
-        result: list[Any] = ray.get(refs)
-        return result
+    @property
+    def broken(self) -> WorkerCallError | None:
+        """The error of the call that left this group unusable (a rank died or did not
+        answer), or None; every later call raises it at once, until shutdown()."""
+        return self._root._broken
 
-    def shutdown(self, *, timeout_s: float = 30.0) -> None:
-        """Ask workers to shut down, kill the actors, free the placement groups."""
+    def _usable_actors(self) -> list[Any]:
+        root = self._root
+        if root._broken is not None:
+            raise root._broken
+        if root._released:
+            raise RuntimeError(f"the {self.fqn} worker group {self.name_prefix!r} is shut down")
+        return root._actors
+
+    def _call(self, method: str, ranks: list[int], refs: list[Any]) -> list[Any]:
+        """Every rank's answer, or one WorkerCallError naming the faulty rank(s)."""
+        root = self._root
+        nodes = [root._node_ids[r] if r < len(root._node_ids) else None for r in ranks]
+        result, causes = collect(refs, ranks, nodes, timeout_s=root.call_timeout_s,
+                                 settle_s=root.settle_s, presence_prefix=root._presence)
+        if not result.failed:
+            return result.values
+        err = WorkerCallError.from_outcomes(
+            method, self.fqn, len(root._actors), result.outcomes,
+            call_timeout_s=root.call_timeout_s, settle_s=root.settle_s,
+        )
+        # A rank that died or is still busy (hung, blocked) cannot take another call.
+        if any(o.state not in ("ok", "raised", "cancelled") for o in result.outcomes):
+            err.add_note(f"the worker group {self.name_prefix!r} is broken: every later call "
+                         "raises this error at once; call shutdown()")
+            root._broken = err
+        cause = causes.get(err.ranks[0]) if err.ranks else None
+        if cause is not None and err.remote_traceback:
+            cause.add_note(f"remote traceback (rank {err.ranks[0]}):\n{err.remote_traceback}")
+        if cause is not None and err.kind == "raised":
+            err = as_instance_of_cause(err, cause)  # `except RemoteError` still catches it
+        raise err from cause
+
+    def shutdown(self, *, grace_s: float | None = None, timeout_s: float | None = None) -> None:
+        """Ask the workers to shut down, wait up to `grace_s` (default: the group's
+        `shutdown_grace_s`, 5 s) for them, kill every actor, free the placement groups and
+        wait until Ray's record shows none of them alive. Ranks known dead or busy (after a
+        failed call) are killed without being asked. `timeout_s` is the older name of
+        `grace_s`."""
+        if grace_s is None:
+            grace_s = timeout_s
         if self._root is not self:  # a narrowed view: the group that owns the actors
-            self._root.shutdown(timeout_s=timeout_s)
+            self._root.shutdown(grace_s=grace_s)
             return
         if self._released:
             return
-        if self._actors:
-            refs = [a.shutdown_worker.remote() for a in self._actors]
+        grace = self.shutdown_grace_s if grace_s is None else _seconds_arg("grace_s", grace_s)
+        busy: set[int] = set()
+        if self._broken is not None:
+            busy = {o.rank for o in self._broken.outcomes if o.state not in ("ok", "raised")}
+        askable = [a for r, a in enumerate(self._actors) if r not in busy]
+        if askable and grace > 0:
+            refs = [a.shutdown_worker.remote() for a in askable]
             try:
-                ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+                ray.wait(refs, num_returns=len(refs), timeout=grace)
             except RayError as err:  # a dead worker still gets killed below
                 logger.warning("shutdown of %s workers failed: %s", self.name_prefix, err)
         self._teardown()
@@ -553,6 +646,29 @@ class RayWorkerGroup(Generic[W]):
             self.cluster.release(self.name_prefix)
             self._released = True
         _wait_gone(names)
+        clear_presence(self._presence)
+
+
+def _seconds_arg(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+        0 <= value < float("inf")
+    ):
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, but is {value!r}")
+    return float(value)
+
+
+def _call_timeout(given: float | None | _Unset, config: Mapping[str, Any]) -> float | None:
+    """The group's call timeout: the argument, else the section's, else the default."""
+    if isinstance(given, _Unset):
+        if "call_timeout_s" not in config:
+            return DEFAULT_CALL_TIMEOUT_S
+        given = config["call_timeout_s"]
+    if given is None:
+        return None
+    seconds = _seconds_arg("call_timeout_s", given)
+    if seconds == 0:
+        raise ValueError("call_timeout_s must be a positive number of seconds or None (no limit)")
+    return seconds
 
 
 def _resolved_protocol(builder: RayWorkerBuilder) -> type | None:

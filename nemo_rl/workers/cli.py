@@ -64,6 +64,16 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--no-verify", action="store_true", help="skip importing and verifying the resolved classes"
     )
+    fit = check.add_mutually_exclusive_group()
+    fit.add_argument(
+        "--cluster-resources", metavar="FILE", default=None,
+        help="judge whether a cluster of these nodes can ever hold the config's cluster: "
+        'shape (JSON: [{"CPU": 64, "GPU": 8}, ...] or json.dumps(ray.nodes()))',
+    )
+    fit.add_argument(
+        "--address", default=None,
+        help="the same, for the live nodes of the Ray cluster at this address",
+    )
     _static_flags(check)
 
     verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
@@ -235,11 +245,23 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_UNUSABLE
     verify = not (args.no_verify or args.static)
     flags_given = world_size is not None
+    nodes: list[dict[str, float]] | None = None
+    if args.cluster_resources is not None or args.address is not None:
+        from nemo_rl.workers.cluster_check import ClusterUnusable, nodes_at_address, nodes_from_file
+
+        try:
+            nodes = (nodes_from_file(args.cluster_resources) if args.cluster_resources is not None
+                     else nodes_at_address(args.address))
+        except ClusterUnusable as bad:
+            print(f"nemo-rl-workers: {bad}", file=err)
+            return EXIT_UNUSABLE
     reports = [
         analyze_file(path, (), world_size=world_size, verify=verify, preflight=True,
                      world_size_from_config=not flags_given)
         for path in args.configs
     ]
+    if nodes is not None:
+        _add_fit_findings(reports, nodes, args)
     if args.static and not args.no_verify:
         from nemo_rl.workers.static_cli import add_static_problems
 
@@ -250,6 +272,29 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         return emit_check(reports, args.output_format, out, err)
     return _emit(reports, args.json, out, err)
+
+
+def _add_fit_findings(
+    reports: list[ConfigReport], nodes: list[dict[str, float]], args: argparse.Namespace
+) -> None:
+    from nemo_rl.config.loader import ConfigLoadError, load_config
+    from nemo_rl.workers.cluster_check import fit_findings
+
+    described = (f"the cluster at {args.address}" if args.address is not None
+                 else f"the {len(nodes)} node(s) of {args.cluster_resources}")
+    for report in reports:
+        if report.unusable is not None:
+            continue
+        try:
+            config = load_config(report.config)
+        except ConfigLoadError:  # analyze_file loaded it already; nothing new to say
+            continue
+        problems, note = fit_findings(config, nodes, num_nodes=args.nodes,
+                                      gpus_per_node=args.gpus_per_node,
+                                      described_as=one_line(described))
+        report.problems.extend(problems)
+        if note is not None:
+            report.skipped.append(note)
 
 
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

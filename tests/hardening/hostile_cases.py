@@ -598,10 +598,44 @@ def format_and_cache_cases() -> Iterator[Case]:
                TEMPLATE_STATIC, 0, "running without the cache")
 
 
+# `check --cluster-resources FILE`: (setup of n.json, what the one line says).
+CLUSTER_RESOURCES: dict[str, tuple[Setup, str]] = {
+    "a directory": (mkdir("n.json"), "is not a regular file"),
+    "a FIFO": (fifo("n.json"), "is not a regular file"),
+    "a sparse 9 MB file": (sparse("n.json", 9 * 1024 * 1024), "byte limit"),
+    "a symlink loop": (symlink("n.json", "n.json"), "n.json"),
+    "binary garbage": (text("n.json", random.Random(7).randbytes(512)), "n.json"),
+    "not JSON": (text("n.json", "nodes: [CPU: 4]"), "not valid JSON"),
+    "nested 100000 deep": (text("n.json", "[" * 100_000 + "]" * 100_000), "nests too deeply"),
+    "an integer of 5000 digits": (text("n.json", f'[{{"CPU": {"9" * 5000}}}]'),
+                                  "not valid JSON"),
+    "an integer of 400 digits": (text("n.json", f'[{{"CPU": {"9" * 400}}}]'),
+                                 "must be a number from 0 to"),
+    "infinity": (text("n.json", '[{"GPU": Infinity}]'), "must be a number from 0 to"),
+    "NaN": (text("n.json", '[{"GPU": NaN}]'), "must be a number from 0 to"),
+    "a negative amount": (text("n.json", '[{"GPU": -8}]'), "must be a number from 0 to"),
+    "a string amount": (text("n.json", '[{"GPU": "8"}]'), "is str, not a number"),
+    "a boolean amount": (text("n.json", '[{"GPU": true}]'), "is bool, not a number"),
+    "a null amount": (text("n.json", '[{"GPU": null}]'), "is NoneType, not a number"),
+    "a list of lists": (text("n.json", "[[4, 8]]"), "node 0 is list"),
+    "an object without nodes": (text("n.json", '{"CPU": 4}'), "expected a JSON list"),
+    "too many nodes": (text("n.json", "[" + ",".join(["{}"] * 100_001) + "]"),
+                       "at most 100000 are read"),
+    "a control character in a key": (text("n.json", '[{"G\\u001bPU": "x"}]'), "not a number"),
+}
+
+
+def cluster_resources_cases() -> Iterator[Case]:
+    for name, (setup, says) in CLUSTER_RESOURCES.items():
+        yield Case(f"check --cluster-resources: {name}", both(text("good.yaml", GOOD), setup),
+                   ("check", "--no-verify", "good.yaml", "--cluster-resources", "n.json"), 2,
+                   says)
+
+
 def all_cases() -> list[Case]:
     cases = [*file_cases(), *name_cases(), *override_cases(), *argument_cases(),
              *huge_and_long_cases(), *message_cases(), *migrate_write_cases(),
-             *format_and_cache_cases()]
+             *format_and_cache_cases(), *cluster_resources_cases()]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "case ids must be unique"
     return cases

@@ -115,6 +115,19 @@ CASES: dict[str, Broken] = {
     "packing-flag-string": Broken(
         "preflight.schema", (("policy.sequence_packing.enabled", "false"),),
         "policy.sequence_packing.enabled", "true, false or null", "'false'"),
+    "call-timeout-string": Broken(
+        "preflight.schema", (("policy.call_timeout_s", "30"),),
+        "policy.call_timeout_s", "a positive number of seconds, or null for no limit", "'30'"),
+    "call-timeout-zero": Broken(
+        "preflight.schema", (("policy.call_timeout_s", 0),),
+        "policy.call_timeout_s", "a positive number of seconds, or null for no limit", "0"),
+    "generation-call-timeout-infinite": Broken(
+        "preflight.schema", (("policy.generation.call_timeout_s", float("inf")),),
+        "policy.generation.call_timeout_s", "a positive number of seconds, or null for no limit",
+        "inf"),
+    "call-timeout-bool": Broken(
+        "preflight.schema", (("policy.call_timeout_s", True),),
+        "policy.call_timeout_s", "a positive number of seconds, or null for no limit", "true"),
     "draft-with-automodel": Broken(
         "preflight.draft.backend", (*AUTOMODEL, ("policy.draft.enabled", True)),
         "policy.draft.enabled", "false unless the Megatron backend is enabled", "true"),

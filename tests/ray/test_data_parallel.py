@@ -18,10 +18,15 @@ from contracts.protocols import PolicyWorker
 from contracts.types import TrainBatch, TrainResult
 from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.data_parallel import DataParallelError, DataParallelGroup
+from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.rendezvous import MASTER_ADDR_ENV, MASTER_PORT_ENV, TIMEOUT_ENV
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
+from nemo_rl.distributed.worker_groups import WorkerCallError
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
+from nemo_rl.workers.registry import DRIVER_ENV
+from tests.ray.dp_fault_workers import HANGING_FQN
+from tests.ray.fault_workers import fault_registry
 
 pytestmark = pytest.mark.ray
 
@@ -146,15 +151,85 @@ def test_a_rank_stepping_alone_fails_after_the_configured_timeout(
     policy = Policy(cluster, section, name_prefix="dp_timeout")
     try:
         start = time.monotonic()
-        with pytest.raises(RayTaskError) as info:
+        with pytest.raises(WorkerCallError) as info:
             policy.worker_group.run_rank(0, PolicyWorker.train, {"input_ids": [[1, 2, 3]]})
         assert time.monotonic() - start < 20
-        assert isinstance(info.value.cause, DataParallelError)
-        assert "rank 0 of 2" in str(info.value.cause)
-        assert "did not join the step within 2s" in str(info.value.cause)
+        # Rank 1 was not called: rank 0's own give-up is all there is to report.
+        assert str(info.value).startswith(f"train failed on rank 0 of 2 ({policy.fqn} on node ")
+        assert isinstance(info.value.__cause__, DataParallelError)
+        assert "rank 0 of 2" in str(info.value.__cause__)
+        assert "did not join the step within 2s" in str(info.value.__cause__)
     finally:
         policy.shutdown()
         cluster.shutdown()
+
+
+@pytest.mark.slow  # starts its own 2-rank Policy, waits out a 2 s timeout and a settle: ~15 s
+def test_a_hung_rank_is_named_when_its_peer_gives_up_in_the_rendezvous(
+    ray_cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No call timeout: rank 0's rendezvous timeout ends the step, and the sentence names
+    # rank 1, which hangs, not rank 0, which waited for it.
+    monkeypatch.setenv(TIMEOUT_ENV, "2")
+    cluster = RayVirtualCluster([2], use_gpus=False, name="dp_hang")
+    section: dict[str, Any] = load_config(CONFIG)["policy"]
+    section["worker_extension_cls_fqn"] = HANGING_FQN
+    registry = fault_registry({HANGING_FQN: DRIVER_ENV})
+    before = ray_record()
+    policy = Policy(cluster, section, name_prefix="dp_hang", registry=registry)
+    try:
+        assert policy.worker_group.call_timeout_s is None
+        start = time.monotonic()
+        with pytest.raises(WorkerCallError) as info:
+            policy.train({"input_ids": [[1, 2, 3], [4, 5, 6]]})
+        assert time.monotonic() - start < 30
+        node = ray.get_runtime_context().get_node_id()[:8]
+        assert str(info.value) == (
+            f"train hung on rank 1 of 2 ({HANGING_FQN} on node {node}…): rank 0 gave up "
+            "waiting for it in the data-parallel rendezvous after 2 s"
+        )
+        assert (info.value.kind, info.value.ranks) == ("hung", (1,))
+    finally:
+        start = time.monotonic()
+        policy.shutdown()
+        cluster.shutdown()
+        assert time.monotonic() - start <= 10
+    created = ray_record().since(before)
+    assert all(d.endswith(" DEAD") for d in created.actors.values()), created.describe()
+    assert all(d.endswith(" REMOVED") for d in created.placement_groups.values())
+
+
+@pytest.mark.slow  # starts its own 2-rank Policy and waits out a 3 s call timeout: ~15 s
+def test_with_a_call_timeout_the_rank_blocked_in_the_rendezvous_is_told_from_the_hung_one(
+    ray_cluster: None,
+) -> None:
+    # policy.call_timeout_s (3 s) expires first; rank 0 reported waiting in the real
+    # data-parallel rendezvous (presence), rank 1 reported nothing: it is the hung one.
+    cluster = RayVirtualCluster([2], use_gpus=False, name="dp_call_timeout")
+    section: dict[str, Any] = load_config(CONFIG)["policy"]
+    section["worker_extension_cls_fqn"] = HANGING_FQN
+    section["call_timeout_s"] = 3
+    before = ray_record()
+    policy = Policy(cluster, section, name_prefix="dp_call_timeout",
+                    registry=fault_registry({HANGING_FQN: DRIVER_ENV}))
+    try:
+        assert policy.worker_group.call_timeout_s == 3.0
+        with pytest.raises(WorkerCallError) as info:
+            policy.train({"input_ids": [[1, 2, 3], [4, 5, 6]]})
+        node = ray.get_runtime_context().get_node_id()[:8]
+        assert str(info.value) == (
+            f"train hung on rank 1 of 2 ({HANGING_FQN} on node {node}…): no answer within 3 s "
+            "(call_timeout_s); rank 0 is blocked in the data-parallel rendezvous waiting for it"
+        )
+        assert [o.state for o in info.value.outcomes] == ["blocked", "hung"]
+    finally:
+        start = time.monotonic()
+        policy.shutdown()
+        cluster.shutdown()
+        assert time.monotonic() - start <= 10
+    created = ray_record().since(before)
+    assert all(d.endswith(" DEAD") for d in created.actors.values()), created.describe()
+    assert all(d.endswith(" REMOVED") for d in created.placement_groups.values())
 
 
 @pytest.mark.parametrize(
