@@ -9,7 +9,8 @@ The model (pyright-binder / pyflakes style) that `audit` and `verify --static` s
   parse it once, and fill the model. Unreadable or unparsable files become
   `SourceProblem`s in `tree.problems`; nothing raises.
 - `SourceTree`: `modules` (dotted name -> `Module`), `classes` (FQN -> `ClassInfo`),
-  `calls` (every `CallSite`), `problems`, `files_read`, `roots`.
+  `calls` (every `CallSite`), `functions` ((module, qualname) -> `Function`, nested
+  ones too), `function_of(call)`, `problems`, `files_read`, `roots`.
 - `Module`: `name`, `file`, `is_package`, `imports` (local name -> absolute dotted
   name, relative imports resolved, `try/except ImportError` and `if TYPE_CHECKING`
   imports included), `classes`, `functions`, `assignments` (module-level `X = ...`).

@@ -180,7 +180,9 @@ class _Walker:
     def body(self, statements: Iterable[ast.stmt], ctx: _Context) -> None:
         for statement in statements:
             self.statement(statement, ctx)
-            if isinstance(statement, ast.If):
+            if isinstance(statement, ast.Assert):  # what follows runs only if it held
+                ctx = ctx.guarded(Guard(statement.test, True))
+            elif isinstance(statement, ast.If):
                 # `if cond: return` -- what follows runs only when cond is false.
                 if _exits(statement.body) and not _exits(statement.orelse):
                     ctx = ctx.guarded(Guard(statement.test, False))
@@ -251,6 +253,7 @@ class _Walker:
             node.lineno, _params(node.args), isinstance(node, ast.AsyncFunctionDef),
             tuple(ast.unparse(d) for d in node.decorator_list), stub_kind(node.body), node,
         )
+        self.tree.functions.setdefault((self.module.name, function.qualname), function)
         if ctx.function is None:
             if ctx.cls is not None:
                 # A later definition (a property setter, a redefinition) wins, as at runtime.

@@ -182,5 +182,13 @@ class SourceTree:
     modules: dict[str, Module] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)  # by FQN
     calls: list[CallSite] = field(default_factory=list)
+    # Every function, nested ones too, by (module, qualname).
+    functions: dict[tuple[str, str], Function] = field(default_factory=dict)
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
+
+    def function_of(self, call: CallSite) -> Function | None:
+        """The function a call is written in, None at module or class level."""
+        if call.function is None:
+            return None
+        return self.functions.get((call.module, call.function))

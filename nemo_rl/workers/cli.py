@@ -1,4 +1,5 @@
-"""`nemo-rl-workers`: resolve, check, verify and migrate worker configs from a shell or CI.
+"""`nemo-rl-workers`: resolve, check, verify and migrate worker configs, and audit a
+NeMo-RL checkout, from a shell or CI.
 
 Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
 130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
@@ -82,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
+
+    from nemo_rl.audit.cli import add_parser as add_audit
+
+    add_audit(sub)
     return parser
 
 
@@ -162,6 +167,10 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         from nemo_rl.workers.listing import run_list
 
         return run_list(args.json, out, err)
+    if args.command == "audit":
+        from nemo_rl.audit.cli import run_audit
+
+        return run_audit(args, out, err)
     return _verify(args, out, err)
 
 

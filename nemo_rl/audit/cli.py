@@ -1,0 +1,72 @@
+"""`nemo-rl-workers audit`: the command's logic (nemo_rl.workers.cli only registers it).
+
+Exit codes: 0 no finding (or `--write-baseline` wrote one), 1 findings, 2 unusable
+input (no such folder, not a NeMo-RL checkout, a bad baseline, or a file of the tree
+that could not be read or parsed: the audit would be incomplete). Each problem is one
+line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TextIO, TypeVar
+
+from nemo_rl.audit.baseline import BaselineError, read_baseline, write_baseline
+from nemo_rl.audit.output import render_text, report_json
+from nemo_rl.audit.run import UnusableTree, audit
+from nemo_rl.errors import one_line
+from nemo_rl.workers.report import use_color
+
+EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
+
+
+_P = TypeVar("_P", bound=argparse.ArgumentParser)
+
+
+def add_parser(sub: argparse._SubParsersAction[_P]) -> None:
+    audit_cmd = sub.add_parser(
+        "audit", help="check every worker method a NeMo-RL checkout's drivers call by name")
+    audit_cmd.add_argument("--nemo-rl", required=True, metavar="PATH",
+                           help="the checkout: the folder holding the nemo_rl package")
+    audit_cmd.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    audit_cmd.add_argument("--baseline", metavar="FILE", default=None,
+                           help="report only findings this baseline does not record")
+    audit_cmd.add_argument("--write-baseline", metavar="FILE", default=None,
+                           help="record today's findings in FILE and exit 0")
+
+
+def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        known = read_baseline(Path(args.baseline)) if args.baseline else set()
+        report = audit(Path(args.nemo_rl))
+    except (UnusableTree, BaselineError) as bad:
+        print(f"nemo-rl-workers: audit: {one_line(str(bad))}", file=err)
+        return EXIT_UNUSABLE
+    if args.write_baseline:
+        try:
+            write_baseline(Path(args.write_baseline), report.findings)
+        except OSError as bad:
+            print(f"nemo-rl-workers: audit: cannot write {one_line(args.write_baseline)}: "
+                  f"{bad.strerror or bad}", file=err)
+            return EXIT_UNUSABLE
+    if known:
+        kept = [f for f in report.findings if f.key not in known]
+        report.suppressed = len(report.findings) - len(kept)
+        report.findings = kept
+    for problem in report.problems:
+        print(f"nemo-rl-workers: audit: {one_line(str(problem))}", file=err)
+    if args.json:
+        json.dump(report_json(report), out, indent=2)
+        out.write("\n")
+    else:
+        for line in render_text(report, color=use_color(out)):
+            print(line, file=out)
+    if report.problems:
+        return EXIT_UNUSABLE
+    if args.write_baseline:
+        print(f"nemo-rl-workers: audit: wrote {len({f.key for f in report.findings})} "
+              f"baseline entries to {one_line(args.write_baseline)}", file=err)
+        return EXIT_OK
+    return EXIT_FINDINGS if report.findings else EXIT_OK

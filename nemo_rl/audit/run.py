@@ -1,0 +1,129 @@
+"""One audit of one tree: read it once, find its drivers and workers, apply the rules."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nemo_rl.audit.drivers import Driver, DriverReader, Unresolved
+from nemo_rl.audit.rules import Finding, Undecided, check
+from nemo_rl.source import ImportRoots, Resolver, SourceProblem, read_tree, resolve_fqn
+
+PACKAGE = "nemo_rl"
+
+
+class UnusableTree(ValueError):
+    """The path cannot be audited at all; `str()` is one line."""
+
+
+@dataclass(frozen=True)
+class WorkerClass:
+    fqn: str
+    definition: str | None  # file:line, None when the tree does not define it
+    drivers: tuple[str, ...]
+    environment: str | None
+
+
+@dataclass
+class AuditReport:
+    root: str
+    findings: list[Finding] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
+    sites: int = 0
+    unresolved: list[Unresolved] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)
+    workers: list[WorkerClass] = field(default_factory=list)
+    problems: list[SourceProblem] = field(default_factory=list)
+    files_read: int = 0
+    suppressed: int = 0  # findings the baseline already records
+
+    @property
+    def resolved(self) -> int:
+        return self.sites - len({u.call for u in self.unresolved})
+
+
+def stub_roots() -> list[Path]:
+    """Stub packages installed beside this interpreter (`vllm-stubs`), for bases
+    outside the audited tree."""
+    found: list[Path] = []
+    for entry in ImportRoots.of_this_interpreter().paths:
+        candidate = Path(entry) / "vllm-stubs"
+        if candidate.is_dir() and candidate not in found:
+            found.append(candidate)
+    return found
+
+
+def checkout_root(path: Path) -> Path:
+    """The folder holding the `nemo_rl` package: PATH itself, or its parent when PATH
+    is the package folder; UnusableTree when neither is."""
+    try:
+        if not path.exists():
+            raise UnusableTree(f"{path}: no such folder")
+        if not path.is_dir():
+            raise UnusableTree(f"{path}: is not a folder")
+        if (path / PACKAGE / "__init__.py").is_file():
+            return path
+        if path.name == PACKAGE and (path / "__init__.py").is_file():
+            return path.parent
+    except OSError as err:
+        raise UnusableTree(f"{path}: cannot be read: {err.strerror or err}") from err
+    raise UnusableTree(
+        f"{path}: is not a NeMo-RL checkout (no {PACKAGE}/__init__.py in it); give the folder "
+        f"that holds the {PACKAGE} package"
+    )
+
+
+def _relative(where: str, root: Path) -> str:
+    try:
+        return os.path.relpath(where, root)
+    except ValueError:
+        return where
+
+
+def _order(where: str) -> tuple[str, int]:
+    file, _, line = where.rpartition(":")
+    return (file, int(line)) if line.isdigit() else (where, 0)
+
+
+def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
+    """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout")."""
+    root = checkout_root(path)
+    tree = read_tree(root, packages=[PACKAGE], stub_roots=stub_roots() if stubs is None else stubs)
+    resolver = Resolver(tree)
+    reader = DriverReader(tree, resolver)
+    side = reader.read()
+    owners = {d.name for d in side.drivers.values()}
+    owners |= {d.owner for d in side.dispatches}
+    choices = {name: reader.choices_of(name) for name in owners}
+    findings, undecided = check(tree, resolver, side.dispatches, choices)
+
+    def rel(where: str) -> str:
+        file, _, line = where.rpartition(":")
+        return f"{_relative(file, root)}:{line}" if file else _relative(where, root)
+
+    report = AuditReport(str(path))
+    report.findings = sorted(
+        (Finding(f.rule, f.severity, f.driver, f.method, f.worker, rel(f.call),
+                 rel(f.definition), f.message, f.condition) for f in findings),
+        key=lambda f: (_order(f.call), f.worker, f.rule))
+    report.undecided = [Undecided(u.driver, u.method, u.worker, rel(u.call), u.reason)
+                        for u in undecided]
+    report.sites = side.sites
+    report.unresolved = [Unresolved(u.driver, u.function, rel(u.call), u.helper, u.reason)
+                         for u in side.unresolved]
+    report.drivers = sorted((d for d in side.drivers.values() if d.choices),
+                            key=lambda d: d.fqn)
+    by_worker: dict[str, list[str]] = {}
+    for driver in report.drivers:
+        for choice in driver.choices:
+            by_worker.setdefault(choice.fqn, []).append(driver.name)
+    for fqn, names in sorted(by_worker.items()):
+        info = resolve_fqn(tree, fqn)
+        report.workers.append(WorkerClass(
+            fqn, rel(info.where) if info is not None else None,
+            tuple(dict.fromkeys(names)), side.environments.get(fqn)))
+    report.problems = [
+        SourceProblem(_relative(p.file, root), p.message, p.line) for p in tree.problems]
+    report.files_read = tree.files_read
+    return report
