@@ -1,21 +1,9 @@
-"""What the extension side of `audit` knows, as data (rule names and severities, the
-decorators that keep a method's call signature, where vLLM is handed classes)."""
+"""What the extension side of `audit` knows, as data: the decorators that keep a
+method's call signature (rule names and severities are in `nemo_rl.audit.rules.RULES`)."""
 
 from __future__ import annotations
 
 from typing import Final
-
-EXTENSION_RULES: Final[dict[str, str]] = {
-    "extension-missing-method": "error",
-    "extension-unknown-keyword": "error",
-    "extension-missing-argument": "error",
-    "extension-too-many-positional": "error",
-    "override-unknown-keyword": "error",
-    "override-missing-argument": "error",
-    "vllm-extension-clash": "error",
-    "collective-rpc-missing": "error",
-}
-"""Rule -> severity, for the findings about extensions and vLLM extensions."""
 
 TRANSPARENT_DECORATORS: Final = frozenset({
     "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod",

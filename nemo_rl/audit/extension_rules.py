@@ -21,28 +21,11 @@ import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from nemo_rl.audit.extension_knowledge import (
-    EXTENSION_RULES,
-    TRANSPARENT_DECORATORS,
-)
+from nemo_rl.audit.extension_knowledge import TRANSPARENT_DECORATORS
+from nemo_rl.audit.rules import RULES, Finding, RuleName
 from nemo_rl.source import ClassInfo, Function, Resolver, SourceTree, base_names, resolve_fqn
 
 Condition = frozenset[tuple[str, bool]]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One finding (the fields of the driver-side audit's findings)."""
-
-    rule: str
-    severity: str
-    driver: str
-    method: str
-    worker: str
-    call: str
-    definition: str
-    message: str
-    condition: str = ""
 
 
 @dataclass(frozen=True)
@@ -348,9 +331,8 @@ class _Calls:
                 )
 
     def finding(
-        self, rule: str, driver: str, method: str, call: str, definition: str, message: str
+        self, rule: RuleName, driver: str, method: str, call: str, definition: str, message: str
     ) -> None:
-        severity = EXTENSION_RULES[rule]
         self.audit.findings.append(
-            Finding(rule, severity, driver, method, self.info.fqn, call, definition, message)
+            Finding(rule, RULES[rule], driver, method, self.info.fqn, call, definition, message)
         )

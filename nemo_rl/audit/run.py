@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nemo_rl.audit.drivers import Driver, DriverReader, Unresolved
+from nemo_rl.audit.drivers import Driver, DriverReader, DriverSide, Unresolved, WorkerChoice
 from nemo_rl.audit.rules import Finding, Undecided, check
-from nemo_rl.source import ImportRoots, Resolver, SourceProblem, read_tree, resolve_fqn
+from nemo_rl.source import (
+    ImportRoots,
+    Resolver,
+    SourceProblem,
+    SourceTree,
+    read_tree,
+    resolve_fqn,
+)
+
+if TYPE_CHECKING:
+    from nemo_rl.audit.extensions import ExtensionSection
 
 PACKAGE = "nemo_rl"
 
@@ -37,10 +49,23 @@ class AuditReport:
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
     suppressed: int = 0  # findings the baseline already records
+    extensions: ExtensionSection | None = None  # the extension side, when it ran
 
     @property
     def resolved(self) -> int:
         return self.sites - len({u.call for u in self.unresolved})
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """One read of a tree, as the rules that follow the driver side's see it (the
+    extension side: nemo_rl.audit.extensions)."""
+
+    root: Path
+    tree: SourceTree
+    resolver: Resolver
+    side: DriverSide
+    choices: dict[str, tuple[Driver | None, list[WorkerChoice]]]
 
 
 def stub_roots() -> list[Path]:
@@ -86,10 +111,22 @@ def _order(where: str) -> tuple[str, int]:
     return (file, int(line)) if line.isdigit() else (where, 0)
 
 
-def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
-    """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout")."""
+def audit(
+    path: Path,
+    *,
+    stubs: list[Path] | None = None,
+    paths: Sequence[Path] = (),
+    extend: Callable[[AuditContext], tuple[list[Finding], ExtensionSection]] | None = None,
+) -> AuditReport:
+    """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout").
+
+    `paths`: more import roots read with it (a user's own packages, `--path`); `extend`:
+    more rules on the same model, whose findings join the report's."""
     root = checkout_root(path)
-    tree = read_tree(root, packages=[PACKAGE], stub_roots=stub_roots() if stubs is None else stubs)
+    # Import roots other than the checkout are read like stub roots: every module under
+    # each, named from that root, in the same one-pass model.
+    tree = read_tree(root, packages=[PACKAGE],
+                     stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)])
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
@@ -97,6 +134,10 @@ def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     owners |= {d.owner for d in side.dispatches}
     choices = {name: reader.choices_of(name) for name in owners}
     findings, undecided = check(tree, resolver, side.dispatches, choices)
+    section: ExtensionSection | None = None
+    if extend is not None:
+        more, section = extend(AuditContext(root, tree, resolver, side, choices))
+        findings = [*findings, *more]
 
     def rel(where: str) -> str:
         file, _, line = where.rpartition(":")
@@ -126,4 +167,5 @@ def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     report.problems = [
         SourceProblem(_relative(p.file, root), p.message, p.line) for p in tree.problems]
     report.files_read = tree.files_read
+    report.extensions = section
     return report

@@ -24,11 +24,11 @@ def functions_of(tree: SourceTree) -> Iterator[tuple[Module, ClassInfo | None, F
         for function in module.functions.values():
             yield module, None, function
     for info in tree.classes.values():
-        module = tree.modules.get(info.module)
-        if module is None:
+        owner = tree.modules.get(info.module)
+        if owner is None:
             continue
         for function in info.methods.values():
-            yield module, info, function
+            yield owner, info, function
 
 
 def values(
