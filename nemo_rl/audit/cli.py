@@ -1,6 +1,8 @@
 """`nemo-rl-workers audit`: the command's logic (nemo_rl.workers.cli only registers it).
 
-Exit codes: 0 no finding (or `--write-baseline` wrote one), 1 findings, 2 unusable
+Exit codes: 0 no finding (or `--write-baseline` wrote one), 1 findings or undecided
+calls (a worker whose MRO the source cannot tell: a base outside the tree and the
+stubs, a class that is its own base), 2 unusable
 input (no such folder, not a NeMo-RL checkout, a bad baseline, or a file of the tree
 that could not be read or parsed: the audit would be incomplete). Each problem is one
 line on stderr.
@@ -91,4 +93,5 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"nemo-rl-workers: audit: wrote {len({f.key for f in report.findings})} "
               f"baseline entries to {one_line(args.write_baseline)}", file=err)
         return EXIT_OK
-    return EXIT_FINDINGS if report.findings else EXIT_OK
+    # An undecided call is never passed: the source could not tell whether it works.
+    return EXIT_FINDINGS if report.findings or report.undecided else EXIT_OK

@@ -104,7 +104,9 @@ def check(
             info = resolve_fqn(tree, choice.fqn)
             if info is None:
                 continue  # listed with the worker classes as not found in the tree
-            found, more = _judge(dispatch, choice, info, resolver, describe(condition))
+            # When it fails: the call's switches and those that select this class.
+            when = describe(condition | choice.condition)
+            found, more = _judge(dispatch, choice, info, resolver, when)
             findings.extend(found)
             undecided.extend(more)
     return findings, undecided

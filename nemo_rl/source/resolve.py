@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from nemo_rl.source.model import ClassInfo, Function, Module, Mro, SourceTree
 
 MAX_HOPS = 32
+MAX_MRO_DEPTH = 200
+"""A class inheriting through more ancestors than this gets a problem, not an MRO (real
+hierarchies stay under 20; recursion and C3's quadratic merge must stay bounded)."""
 # Bases that add no methods a worker call could reach (typing's machinery, object).
 IGNORED_BASES = frozenset({
     "object", "builtins.object", "typing.Protocol", "typing.Generic", "typing_extensions.Protocol",
@@ -120,6 +123,9 @@ class Resolver:
         if info.fqn in visiting:
             return Mro((info,), problem=f"{info.fqn} is its own base (through "
                        f"{' -> '.join((*visiting, info.fqn))})")
+        if len(visiting) >= MAX_MRO_DEPTH:
+            return Mro((info,), problem=f"{info.fqn} inherits through more than "
+                       f"{MAX_MRO_DEPTH} classes; its MRO is not computed")
         visiting = (*visiting, info.fqn)
         lines: list[list[ClassInfo]] = []
         direct: list[ClassInfo] = []

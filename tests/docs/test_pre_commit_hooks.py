@@ -17,17 +17,24 @@ HOOKS = REPO / ".pre-commit-hooks.yaml"
 REQUIRED = {"id", "name", "entry", "language"}
 
 
-def hooks() -> list[dict[str, Any]]:
+def all_hooks() -> list[dict[str, Any]]:
     loaded: list[dict[str, Any]] = yaml.safe_load(HOOKS.read_text(encoding="utf-8"))
     return loaded
 
 
-def test_the_two_hooks_and_their_manifest_keys() -> None:
-    found = {h["id"]: h for h in hooks()}
-    assert sorted(found) == ["nemo-rl-check-config", "nemo-rl-migrate-check"]
+def hooks() -> list[dict[str, Any]]:
+    """The hooks that take config files (the audit hook takes the tree; tests/audit)."""
+    return [h for h in all_hooks() if h.get("pass_filenames") is not False]
+
+
+def test_the_hooks_and_their_manifest_keys() -> None:
+    found = {h["id"]: h for h in all_hooks()}
+    assert sorted(found) == ["nemo-rl-audit", "nemo-rl-check-config", "nemo-rl-migrate-check"]
     for hook in found.values():
         assert REQUIRED <= set(hook), hook
-        assert hook["language"] == "python" and hook["pass_filenames"] is True
+        assert hook["language"] == "python"
+        assert hook["pass_filenames"] is (hook["id"] != "nemo-rl-audit")
+    assert found["nemo-rl-audit"]["entry"] == "nemo-rl-workers audit --nemo-rl ."
     assert found["nemo-rl-check-config"]["entry"] == "nemo-rl-workers check --no-verify"
     assert found["nemo-rl-migrate-check"]["entry"] == "nemo-rl-workers migrate --check"
 

@@ -1,0 +1,110 @@
+"""The audit on upstream NeMo-RL at 7ea279a (the corpus): exactly the findings verified
+by hand against the source, and at least 90% of dispatch call sites resolved.
+
+Each was checked by hand: for a missing method, no class of the worker's MRO defines it
+(grep for `def <method>` over the tree finds it only on the other backend's workers);
+for a stub, the definition named is `raise NotImplementedError` (in the worker itself,
+in `AbstractPolicyWorker` or in `ColocatablePolicyInterface`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nemo_rl.audit import AuditReport, audit
+
+CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "nemo-rl").resolve()
+
+DTENSOR_V1 = {"DTensorPolicyWorker", "DTensorQuantPolicyWorker"}
+DTENSOR = DTENSOR_V1 | {"DTensorPolicyWorkerV2", "DTensorQuantPolicyWorkerV2"}
+MEGATRON = {"MegatronPolicyWorker", "MegatronQuantPolicyWorker"}
+# (rule, driver function, worker method) -> the worker classes (by class name).
+EXPECTED: dict[tuple[str, str, str], set[str]] = {
+    ('missing-method', 'Policy.finish_inference',
+     'finish_inference'): DTENSOR_V1,
+    ('missing-method', 'Policy.generate',
+     'generate'): DTENSOR,
+    ('missing-method', 'Policy.get_full_logits_ipc',
+     'get_full_logits_ipc'): DTENSOR_V1 | MEGATRON,
+    ('missing-method', 'Policy.init_collective_mcore_generation',
+     'init_collective_mcore_generation'): DTENSOR,
+    ('missing-method', 'Policy.preinit_nvshmem',
+     'preinit_nvshmem_collective'): DTENSOR,
+    ('missing-method', 'Policy.release_ipc_buffer',
+     'release_ipc_buffer'): DTENSOR_V1 | MEGATRON,
+    ('missing-method', 'Policy.score',
+     'score'): MEGATRON,
+    ('missing-method', 'Policy.swap_weights_via_reshard',
+     'swap_weights_via_reshard'): DTENSOR,
+    ('missing-method', 'VllmGeneration.generate',
+     'generate'): {'VllmAsyncGenerationWorker', 'VllmQuantAsyncGenerationWorker'},
+    ('missing-method', 'VllmGeneration.load_and_start',
+     'load_model'): {'VllmGenerationWorker', 'VllmQuantGenerationWorker'},
+    ('missing-method', 'VllmRemoteSparseWeightSynchronizer._run_policy_workers',
+     'stream_remote_sparse_weights'): DTENSOR,
+    ('missing-method', 'VllmRemoteSparseWeightSynchronizer.start_baseline',
+     'init_remote_sparse_delta_baseline'): DTENSOR,
+    ('missing-method', 'VllmRemoteSparseWeightSynchronizer.sync_weights',
+     'finish_remote_sparse_delta_sync'): DTENSOR,
+    ('stub-body', 'MegatronGeneration.generate',
+     'generate'): {'MegatronQuantPolicyWorker'},
+    ('stub-body', 'Policy.calibrate_qkv_fp8_scales',
+     'calibrate_qkv_fp8_scales'): DTENSOR,
+    ('stub-body', 'Policy.generate',
+     'generate'): {'MegatronQuantPolicyWorker'},
+    ('stub-body', 'Policy.nccl_reshard_refit',
+     'nccl_reshard_refit'): DTENSOR,
+    ('stub-body', 'Policy.prepare_nccl_reshard_refit_info',
+     'prepare_nccl_reshard_refit_info'): DTENSOR,
+    ('stub-body', 'Policy.set_rollout_num_gpus_per_engine',
+     'set_rollout_num_gpus_per_engine'): DTENSOR_V1 | MEGATRON,
+    ('stub-body', 'Policy.stream_weights_via_http',
+     'stream_weights_via_http'): DTENSOR_V1 | MEGATRON,
+}
+
+
+@pytest.fixture(scope="module")
+def report() -> AuditReport:
+    if not (CORPUS / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {CORPUS}")
+    return audit(CORPUS)
+
+
+def test_the_corpus_findings_are_exactly_the_verified_ones(report: AuditReport) -> None:
+    found: dict[tuple[str, str, str], set[str]] = {}
+    for f in report.findings:
+        found.setdefault((f.rule, f.driver, f.method), set()).add(f.worker.rsplit(".", 1)[-1])
+    assert found == EXPECTED
+    assert len(report.findings) == sum(map(len, EXPECTED.values()))
+    assert report.problems == []
+
+
+def test_at_least_90_percent_of_dispatch_call_sites_resolve(report: AuditReport) -> None:
+    assert report.sites >= 100
+    assert report.resolved / report.sites >= 0.9
+    assert {u.function for u in report.unresolved} == {
+        "Policy.run_all_workers_single_data",  # public pass-throughs: no caller in the tree
+        "Policy.run_all_workers_multiple_data",
+        "SingleControllerActor._probe_generation_fleet.probe",  # a group of unknown owner
+    }
+
+
+def test_the_drivers_and_their_switches(report: AuditReport) -> None:
+    drivers = {d.name: d for d in report.drivers}
+    for name in ("Policy", "VllmGeneration", "TeacherWorkerGroup", "Value",
+                 "TrtllmGeneration", "SGLangGeneration"):
+        assert name in drivers
+    vllm = {c.fqn.rsplit(".", 1)[-1]: c.condition for c in drivers["VllmGeneration"].choices}
+    assert vllm == {
+        "VllmAsyncGenerationWorker": frozenset({("async_engine", True)}),
+        "VllmQuantAsyncGenerationWorker": frozenset({("async_engine", True)}),
+        "VllmGenerationWorker": frozenset({("async_engine", False)}),
+        "VllmQuantGenerationWorker": frozenset({("async_engine", False)}),
+    }
+    policy = {c.fqn.rsplit(".", 1)[-1] for c in drivers["Policy"].choices}
+    assert policy == {"MegatronPolicyWorker", "MegatronQuantPolicyWorker", "DTensorPolicyWorker",
+                      "DTensorQuantPolicyWorker", "DTensorPolicyWorkerV2",
+                      "DTensorQuantPolicyWorkerV2"}
+    assert all(w.definition is not None for w in report.workers)
