@@ -76,7 +76,7 @@ def section_lines(section: ExtensionSection) -> list[str]:
         lines.append(one_line(f"extension {a.fqn} ({origin}): {what}"))
         lines.extend(one_line(f"  unknown: {_rel_line(u, rel)}") for u in a.unknown)
     vllm = section.vllm
-    if vllm is not None:
+    if vllm is not None and (section.vllm_extensions or vllm.rpc_calls or vllm.rpc_unresolved):
         clashing = {n.fqn for n, _ in vllm.clashes}
         lines.append(one_line(
             f"vLLM {section.vllm_version} (installed vllm-stubs): {len(section.vllm_extensions)} "

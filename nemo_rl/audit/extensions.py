@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 from nemo_rl.audit.conditions import describe
 from nemo_rl.audit.extension_rules import DriverCall, ExtensionAudit, RoleWorker, audit_extension
 from nemo_rl.audit.rules import RULES, Finding
-from nemo_rl.audit.vllm_extensions import VllmTreeReport, audit_vllm, extension_names
+from nemo_rl.audit.vllm_extensions import (
+    EXTENSION_KEY,
+    VllmTreeReport,
+    audit_vllm,
+    extension_names,
+    named_classes,
+)
 from nemo_rl.workers.vllm_extension_rule import ExtensionRule
 
 if TYPE_CHECKING:
@@ -159,7 +165,9 @@ def audit_extensions(
     ]
     findings: list[Finding] = []
     vllm_given: list[str] = []
-    passed = _passed_classes(ctx)
+    unresolved: list[str] = []
+    passed_at = named_classes(tree, EXTENSION_KEY, unresolved)
+    passed = {n.fqn for n in passed_at}
     for extension in extensions:
         section.origins.setdefault(extension.fqn, extension.origin)
         if _is_vllm_extension(ctx, extension.fqn, passed):
@@ -170,7 +178,8 @@ def audit_extensions(
         findings.extend(_conditioned(audit.findings, calls))
     if rule is None:
         return findings, section
-    vllm = audit_vllm(tree, resolver, rule, vllm_given)
+    vllm = audit_vllm(tree, resolver, rule, vllm_given, passed_at)
+    vllm.unresolved[:0] = unresolved
     section.vllm = vllm
     section.vllm_extensions = sorted(vllm.names)
     for named, clash in vllm.clashes:
@@ -213,12 +222,6 @@ def _conditioned(findings: list[Finding], calls: list[DriverCall]) -> list[Findi
         out.append(Finding(f.rule, f.severity, f.driver, f.method, f.worker, f.call,
                            f.definition, f.message, condition))
     return out
-
-
-def _passed_classes(ctx: AuditContext) -> set[str]:
-    from nemo_rl.audit.vllm_extensions import EXTENSION_KEY, named_classes
-
-    return {n.fqn for n in named_classes(ctx.tree, EXTENSION_KEY, [])}
 
 
 def _is_vllm_extension(ctx: AuditContext, fqn: str, passed: set[str]) -> bool:

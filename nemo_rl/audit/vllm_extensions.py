@@ -18,7 +18,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from nemo_rl.audit.string_values import functions_of, parameter_index, values
-from nemo_rl.source import ClassInfo, Function, Module, Resolver, SourceTree, resolve_fqn
+from nemo_rl.source import (
+    ClassInfo,
+    Function,
+    Module,
+    Resolver,
+    SourceTree,
+    base_names,
+    resolve_fqn,
+)
 from nemo_rl.workers.vllm_extension_rule import Clash, ExtensionRule, WorkerName
 
 EXTENSION_KEY = "worker_extension_cls"
@@ -80,31 +88,29 @@ class VllmTreeReport:
 def _value_sites(
     tree: SourceTree, key: str
 ) -> Iterable[tuple[Module, ClassInfo | None, Function, ast.expr, int]]:
-    """Every expression a function gives `key` as: `f(key=...)`, `d[key] = ...`,
-    `d.setdefault(key, ...)`."""
+    """Every expression a function gives `key` as: `f(key=...)`, `d.setdefault(key, ...)`
+    (from the model's call sites) and `d[key] = ...` (its item assignments)."""
+    for call in tree.calls:
+        function = tree.function_of(call)
+        module = tree.modules.get(call.module)
+        if function is None or module is None:
+            continue
+        owner = tree.classes.get(f"{call.module}.{call.cls}") if call.cls else None
+        value = call.keyword(key)
+        if value is not None:
+            yield module, owner, function, value, call.line
+        node = call.node
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "setdefault"
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == key
+        ):
+            yield module, owner, function, node.args[1], call.line
     for module, info, function in functions_of(tree):
-        for node in ast.walk(function.node):
-            if isinstance(node, ast.Call):
-                for keyword in node.keywords:
-                    if keyword.arg == key:
-                        yield module, info, function, keyword.value, node.lineno
-                func = node.func
-                if (
-                    isinstance(func, ast.Attribute)
-                    and func.attr == "setdefault"
-                    and len(node.args) == 2
-                    and isinstance(node.args[0], ast.Constant)
-                    and node.args[0].value == key
-                ):
-                    yield module, info, function, node.args[1], node.lineno
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    if (
-                        isinstance(target, ast.Subscript)
-                        and isinstance(target.slice, ast.Constant)
-                        and target.slice.value == key
-                    ):
-                        yield module, info, function, node.value, node.lineno
+        for assignment in function.item_assignments.get(key, ()):
+            yield module, info, function, assignment.value, assignment.line
 
 
 def named_classes(tree: SourceTree, key: str, unresolved: list[str]) -> list[Named]:
@@ -163,9 +169,12 @@ def audit_vllm(
     resolver: Resolver,
     rule: ExtensionRule,
     extra_extensions: Iterable[str] = (),
+    passed: list[Named] | None = None,
 ) -> VllmTreeReport:
+    """`passed`: `named_classes(tree, EXTENSION_KEY, ...)` when the caller has it."""
     report = VllmTreeReport()
-    report.extensions = named_classes(tree, EXTENSION_KEY, report.unresolved)
+    report.extensions = passed if passed is not None else named_classes(
+        tree, EXTENSION_KEY, report.unresolved)
     report.workers = named_classes(tree, WORKER_KEY, report.unresolved)
     given = [Named(fqn, "(command line)", "", None) for fqn in extra_extensions]
     for named in [*report.extensions, *given]:
@@ -188,28 +197,25 @@ def audit_vllm(
     return report
 
 
-def _worker_extensions(
-    resolver: Resolver, info: ClassInfo, by_class: Mapping[str, set[str]],
-    by_function: Mapping[str, set[str]], tree: SourceTree,
+def _direct_extensions(
+    tree: SourceTree, owner: ClassInfo, by_class: Mapping[str, set[str]],
+    by_function: Mapping[str, set[str]],
 ) -> set[str]:
-    """The extensions a generation worker class hands vLLM: those named by the most
-    derived class of its MRO that names any (in its methods, or in a module function
-    they call by name)."""
-    for owner in resolver.mro(info).classes:
-        found = set(by_class.get(owner.fqn, ()))
-        module = tree.modules.get(owner.module)
-        for function in owner.methods.values():
-            for node in ast.walk(function.node):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
-                    and module is not None
-                    and node.func.id in module.functions
-                ):
-                    found |= by_function.get(f"{module.name}.{node.func.id}", set())
-        if found:
-            return found
-    return set()
+    """The extensions one class statement names: in its methods, or in a module function
+    of its module that they call by name."""
+    found = set(by_class.get(owner.fqn, ()))
+    module = tree.modules.get(owner.module)
+    if module is None or not by_function:
+        return found
+    for function in owner.methods.values():
+        for node in ast.walk(function.node):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in module.functions
+            ):
+                found |= by_function.get(f"{module.name}.{node.func.id}", set())
+    return found
 
 
 def _rpc_names(
@@ -272,25 +278,55 @@ def _collective_rpcs(
         else:
             by_function.setdefault(named.by, set()).add(named.fqn)
     vllm_names = rule.worker_names()
+    direct = {
+        info.fqn: _direct_extensions(tree, info, by_class, by_function)
+        for info in tree.classes.values()
+    }
+    rpc_nodes: dict[int, list[ast.Call]] = {}  # per function (by identity), walked once
     # A call written in a mixin runs with the extensions of each worker that has the mixin.
     seen: dict[str, RpcCall] = {}
-    for info in sorted(tree.classes.values(), key=lambda c: c.fqn):
-        extensions = _worker_extensions(resolver, info, by_class, by_function, tree)
+    for info in _subclasses(tree, {fqn for fqn, found in direct.items() if found}):
+        mro = resolver.mro(info).classes
+        # The most derived class of the MRO that names extensions decides (an override
+        # of the engine's arguments replaces its base's).
+        extensions = next((direct[c.fqn] for c in mro if direct.get(c.fqn)), set())
         if not extensions:
             continue  # not a vLLM generation worker (TRT-LLM's, SGLang's: other engines)
-        for owner in resolver.mro(info).classes:
+        for owner in mro:
             module = tree.modules.get(owner.module)
             if module is None:
                 continue
             for function in owner.methods.values():
-                for node in ast.walk(function.node):
-                    if (
-                        isinstance(node, ast.Call)
+                if id(function) not in rpc_nodes:
+                    rpc_nodes[id(function)] = [
+                        node for node in ast.walk(function.node)
+                        if isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Attribute)
                         and node.func.attr == RPC_METHOD
-                    ):
-                        _check_rpc(tree, resolver, report, seen, vllm_names, info, extensions,
-                                   module, function, node)
+                    ]
+                for node in rpc_nodes[id(function)]:
+                    _check_rpc(tree, resolver, report, seen, vllm_names, info, extensions,
+                               module, function, node)
+
+
+def _subclasses(tree: SourceTree, roots: set[str]) -> list[ClassInfo]:
+    """The classes that have one of `roots` among their ancestors (roots included), found
+    through direct bases only: no MRO of an unrelated class is computed."""
+    children: dict[str, list[str]] = {}
+    for info in tree.classes.values():
+        for name in base_names(tree, info):
+            base = resolve_fqn(tree, name)
+            if base is not None:
+                children.setdefault(base.fqn, []).append(info.fqn)
+    found: set[str] = set()
+    todo = sorted(roots)
+    while todo:
+        fqn = todo.pop()
+        if fqn in found:
+            continue
+        found.add(fqn)
+        todo.extend(children.get(fqn, ()))
+    return [tree.classes[fqn] for fqn in sorted(found) if fqn in tree.classes]
 
 
 def _check_rpc(
