@@ -106,6 +106,11 @@ def _relative(where: str, root: Path) -> str:
         return where
 
 
+def _under(where: str, roots: list[str]) -> bool:
+    file = str(Path(where.rpartition(":")[0] or where).resolve())
+    return any(file == r or file.startswith(r + os.sep) for r in roots)
+
+
 def _order(where: str) -> tuple[str, int]:
     file, _, line = where.rpartition(":")
     return (file, int(line)) if line.isdigit() else (where, 0)
@@ -134,6 +139,11 @@ def audit(
     owners |= {d.owner for d in side.dispatches}
     choices = {name: reader.choices_of(name) for name in owners}
     findings, undecided = check(tree, resolver, side.dispatches, choices)
+    if paths:
+        # A script under --path calls the workers of the extension it selects: its calls
+        # are judged against that extension (the extension side), not the defaults.
+        roots = [str(Path(p).resolve()) for p in paths]
+        findings = [f for f in findings if not _under(f.call, roots)]
     section: ExtensionSection | None = None
     if extend is not None:
         more, section = extend(AuditContext(root, tree, resolver, side, choices))
