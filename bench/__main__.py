@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bench import (
+    bench_audit,
     bench_corpus,
     bench_differential,
     bench_driver_weight,
@@ -49,6 +50,7 @@ BENCHES = (
           bench_differential.main),
     Bench("4. Driver weight", "bench_driver_weight", bench_driver_weight.main),
     Bench("5. Corpus throughput", "bench_corpus", bench_corpus.main),
+    Bench("8. Audit of a NeMo-RL checkout vs pyrefly", "bench_audit", bench_audit.main),
     Bench("2. Verification does not grow with workers", "bench_verification_scaling",
           bench_verification_scaling.main, needs_ray=True),
     Bench("1. Refusal vs allocation", "bench_refusal", bench_refusal.main, needs_ray=True),

@@ -23,7 +23,7 @@ from nemo_rl.audit.conditions import (
     test_holds,
 )
 from nemo_rl.audit.knowledge import (
-    ACTOR_ENVIRONMENT_REGISTRY,
+    ACTOR_ENVIRONMENT_REGISTRIES,
     DISPATCH_HELPERS,
     DRIVER_OWNERS,
     HANDLE_ATTRIBUTES,
@@ -40,6 +40,7 @@ from nemo_rl.source import CallSite, ClassInfo, Function, Resolver, SourceTree, 
 from nemo_rl.source.resolve import resolve_fqn
 
 MAX_DEPTH = 4
+ACTOR_PREFIX = "actor:"  # a handle source that names the one class its actors are
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Dispatch:
     call: str  # file:line where the method name is given
     helper: str
     via: str | None = None  # file:line of the dispatch, when the name came through a helper
+    worker: str | None = None  # the one class the handle holds, when the call names it
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,8 @@ class DriverReader:
         self.overrides = self._override_maps()
         self._calls_by_name: dict[str, list[CallSite]] = {}
         self._calls_in: dict[tuple[str, str | None], list[CallSite]] = {}
+        self._loops: dict[tuple[str, str], dict[str, list[ast.expr]]] = {}
+        self._attribute_actors: dict[tuple[str, str], str | None] = {}
         for call in tree.calls:
             self._calls_in.setdefault((call.module, call.function), []).append(call)
             func = call.node.func
@@ -231,8 +235,9 @@ class DriverReader:
         return out
 
     def _environments(self) -> None:
-        for module in self.tree.modules.values():
-            value = module.assignments.get(ACTOR_ENVIRONMENT_REGISTRY)
+        for module, name in ((m, n) for m in self.tree.modules.values()
+                             for n in ACTOR_ENVIRONMENT_REGISTRIES):
+            value = module.assignments.get(name)
             if isinstance(value, ast.Dict):
                 for key, env in zip(value.keys, value.values, strict=True):
                     if isinstance(key, ast.Constant) and isinstance(key.value, str):
@@ -384,27 +389,72 @@ class DriverReader:
             return _text(node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr == "remote":
-            fake = CallSite(call.callee, node, call.module, call.file, call.line, call.cls,
-                            call.function)
-            created = self._actor_class(fake)
-            chosen = created is not None and any(
-                created.fqn == c.fqn for d in self.side.drivers.values() for c in d.choices)
-            return _text(node) if chosen and call.cls is not None else None
+            created = self._created(node, call)
+            return f"{ACTOR_PREFIX}{created}" if created is not None else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id == "self" and call.cls is not None:
+            created = self._self_attribute_actor(call, node.attr)
+            return f"{ACTOR_PREFIX}{created}" if created is not None else None
         if not isinstance(node, ast.Name):
             return None
         function = self.tree.function_of(call)
         if function is None:
             return None
         sources: list[ast.expr] = [a.value for a in function.assignments.get(node.id, [])]
-        for inner in ast.walk(function.node):
-            if isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(
-                    inner.target, ast.Name) and inner.target.id == node.id:
-                sources.append(inner.iter)
+        sources += self._loop_sources(function).get(node.id, [])
         for source in sources:
             found = self._handle_source(source, call, depth + 1)
             if found is not None:
                 return found
         return None
+
+    def _created(self, node: ast.Call, call: CallSite) -> str | None:
+        """The FQN of the worker class `Cls.options(...).remote(...)` starts, when it is
+        one a driver of the tree chooses."""
+        fake = CallSite(node, call.module, call.file, call.line, call.cls, call.function)
+        created = self._actor_class(fake)
+        chosen = created is not None and any(
+            created.fqn == c.fqn for d in self.side.drivers.values() for c in d.choices)
+        return created.fqn if created is not None and chosen and call.cls else None
+
+    def _self_attribute_actor(self, call: CallSite, attribute: str) -> str | None:
+        """The worker class whose actors `self.<attribute> = ...` holds, in the caller's
+        class (a list of `Cls.options(...).remote()`, say), when exactly one."""
+        top = _top_class(call)
+        info = self.tree.classes.get(f"{call.module}.{top}") if top else None
+        if info is None:
+            return None
+        key = (info.fqn, attribute)
+        if key not in self._attribute_actors:
+            found: set[str] = set()
+            for node in ast.walk(info.node):
+                targets = node.targets if isinstance(node, ast.Assign) else (
+                    [node.target] if isinstance(node, ast.AnnAssign) else [])
+                if not any(
+                        isinstance(t, ast.Attribute) and t.attr == attribute and
+                        isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets):
+                    continue
+                value = getattr(node, "value", None)
+                for inner in ast.walk(value) if isinstance(value, ast.expr) else ():
+                    if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                            and inner.func.attr == "remote":
+                        created = self._created(inner, call)
+                        if created is not None:
+                            found.add(created)
+            self._attribute_actors[key] = found.pop() if len(found) == 1 else None
+        return self._attribute_actors[key]
+
+    def _loop_sources(self, function: Function) -> dict[str, list[ast.expr]]:
+        """Loop variable -> what it iterates (`for w in ...`, comprehensions), per function."""
+        key = (function.module, function.qualname)
+        if key not in self._loops:
+            found: dict[str, list[ast.expr]] = {}
+            for inner in ast.walk(function.node):
+                if isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)) and \
+                        isinstance(inner.target, ast.Name):
+                    found.setdefault(inner.target.id, []).append(inner.iter)
+            self._loops[key] = found
+        return self._loops[key]
 
     # -- one dispatch call
 
@@ -613,7 +663,11 @@ class DriverReader:
         driver_name = me or call.module
         parts = handle.split(".")
         owner: Owner | None
-        if WORKER_GROUP_ATTRIBUTE in parts:
+        worker: str | None = None
+        if handle.startswith(ACTOR_PREFIX):  # an actor of one known class
+            worker = handle.removeprefix(ACTOR_PREFIX)
+            owner = Owner(me) if me is not None else None
+        elif WORKER_GROUP_ATTRIBUTE in parts:
             owner = self._owner(call, ".".join(parts[: parts.index(WORKER_GROUP_ATTRIBUTE) + 1]))
         else:
             owner = Owner(me) if me is not None else None
@@ -630,6 +684,7 @@ class DriverReader:
             driver_name, call.function or "<module>", owner.driver, method,
             condition_of(call.guards, function) | frozenset(owner.holds), frozenset(keywords),
             open_keywords, positional, self._stream(call, function, "ref"), call.where, "remote",
+            worker=worker,
         ))
 
 

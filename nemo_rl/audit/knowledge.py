@@ -64,8 +64,9 @@ OVERRIDE_MAP_SUFFIX: Final = "_WORKER_OVERRIDES"
 """Module-level dicts {default FQN: quantized FQN}; the quantized class runs under
 `quant_cfg` wherever the default would."""
 
-ACTOR_ENVIRONMENT_REGISTRY: Final = "ACTOR_ENVIRONMENT_REGISTRY"
-"""The module-level dict {actor class FQN: Python environment}."""
+ACTOR_ENVIRONMENT_REGISTRIES: Final = ("ACTOR_ENVIRONMENT_REGISTRY", "MODELOPT_ACTOR_REGISTRY")
+"""Module-level dicts {actor class FQN: Python environment} (ModelOpt's is merged into
+the main one upstream)."""
 
 
 @dataclass(frozen=True)
@@ -121,3 +122,15 @@ STREAMING_OPTION: Final = ("num_returns", "streaming")
 
 STREAM_PROXY_KEYWORD: Final = "return_generators_as_proxies"
 """`get_all_worker_results(bundle, return_generators_as_proxies=True)` yields streams."""
+
+
+EAGER_MARKERS: Final = (
+    *DISPATCH_HELPERS, WORKER_GROUP_ATTRIBUTE, *(h.rsplit(".", 1)[-1] for h in HANDLE_ATTRIBUTES),
+    *WORKER_SELECTORS, OVERRIDE_MAP_SUFFIX, *ACTOR_ENVIRONMENT_REGISTRIES, ".remote(",
+)
+"""A module whose text holds none of these has no driver-side code: the audit models
+it only if a worker's MRO leads there (see `nemo_rl.source.read_tree`'s `eager`)."""
+
+
+def driver_side(text: str) -> bool:
+    return any(marker in text for marker in EAGER_MARKERS)

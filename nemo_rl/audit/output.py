@@ -36,6 +36,7 @@ def report_json(report: AuditReport) -> dict[str, Any]:
         },
         "drivers": [
             {"name": d.name, "fqn": d.fqn, "definition": d.where,
+             "calls_workers_of": sorted(report.calls_workers_of.get(d.name, ())),
              "workers": [{"fqn": c.fqn, "condition": describe(c.condition),
                           "quantized": c.quantized} for c in d.choices]}
             for d in report.drivers

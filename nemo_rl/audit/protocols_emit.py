@@ -121,7 +121,7 @@ class _Annotation:
             info = resolve_fqn(self.tree, absolute)
             assert info is not None
             return ast.Name(self.imports.need(info.module, info.qualname.split(".")[0]))
-        owner = self.tree.modules.get(head)
+        owner = self.tree.module(head)
         if owner is not None and name in owner.assignments:  # a type alias or TypeVar
             return ast.Name(self.imports.need(owner.name, name))
         self.unresolved.add(dotted)
@@ -225,7 +225,7 @@ def protocols_source(ctx: AuditContext) -> str:
                              f"{role.worker.name}")
                 continue
             function, owner = found
-            module = ctx.tree.modules.get(owner.module)
+            module = ctx.tree.module(owner.module)
             if module is None:
                 continue
             if any(d.split("(")[0] == "property" for d in function.decorators):

@@ -93,6 +93,9 @@ def check(
     seen: set[tuple[object, ...]] = set()
     for dispatch in dispatches:
         driver, choices = drivers.get(dispatch.owner, (None, []))
+        if dispatch.worker is not None:  # a handle of one known class
+            choices = [c for c in choices if c.fqn == dispatch.worker] or [
+                WorkerChoice(dispatch.worker, frozenset(), dispatch.call)]
         condition = restricted(dispatch, driver)
         for choice in choices:
             if conflicts(condition, choice.condition):

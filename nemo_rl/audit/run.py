@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nemo_rl.audit.drivers import Driver, DriverReader, DriverSide, Unresolved, WorkerChoice
+from nemo_rl.audit.knowledge import driver_side
 from nemo_rl.audit.rules import Finding, Undecided, check
 from nemo_rl.source import (
     ImportRoots,
@@ -44,7 +45,9 @@ class AuditReport:
     undecided: list[Undecided] = field(default_factory=list)
     sites: int = 0
     unresolved: list[Unresolved] = field(default_factory=list)
-    drivers: list[Driver] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)  # every class that starts or calls workers
+    # Driver class name -> the drivers whose workers it calls (itself, or e.g. "Policy").
+    calls_workers_of: dict[str, set[str]] = field(default_factory=dict)
     workers: list[WorkerClass] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
@@ -106,6 +109,14 @@ def _relative(where: str, root: Path) -> str:
         return where
 
 
+EXTENSION_MARKERS = ("worker_extension_cls", "worker_cls", "collective_rpc")
+
+
+def _extension_side(text: str) -> bool:
+    """Modules the extension side reads in full (what generation workers hand vLLM)."""
+    return driver_side(text) or any(marker in text for marker in EXTENSION_MARKERS)
+
+
 def _under(where: str, roots: list[str]) -> bool:
     file = str(Path(where.rpartition(":")[0] or where).resolve())
     return any(file == r or file.startswith(r + os.sep) for r in roots)
@@ -129,9 +140,11 @@ def audit(
     more rules on the same model, whose findings join the report's."""
     root = checkout_root(path)
     # Import roots other than the checkout are read like stub roots: every module under
-    # each, named from that root, in the same one-pass model.
+    # each, named from that root, in the same one-pass model. The extension side needs
+    # every module modelled (it looks for what generation workers hand vLLM anywhere).
     tree = read_tree(root, packages=[PACKAGE],
-                     stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)])
+                     stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)],
+                     eager=driver_side if extend is None else _extension_side)
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
@@ -163,8 +176,9 @@ def audit(
     report.sites = side.sites
     report.unresolved = [Unresolved(u.driver, u.function, rel(u.call), u.helper, u.reason)
                          for u in side.unresolved]
-    report.drivers = sorted((d for d in side.drivers.values() if d.choices),
-                            key=lambda d: d.fqn)
+    report.drivers = sorted(side.drivers.values(), key=lambda d: d.fqn)
+    for dispatch in side.dispatches:
+        report.calls_workers_of.setdefault(dispatch.driver, set()).add(dispatch.owner)
     by_worker: dict[str, list[str]] = {}
     for driver in report.drivers:
         for choice in driver.choices:

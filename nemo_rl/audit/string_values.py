@@ -20,10 +20,10 @@ MAX_VALUES = 64
 
 def functions_of(tree: SourceTree) -> Iterator[tuple[Module, ClassInfo | None, Function]]:
     """Every module-level function and method of a top-level or nested class."""
-    for module in tree.modules.values():
+    for module in list(tree.modules.values()):
         for function in module.functions.values():
             yield module, None, function
-    for info in tree.classes.values():
+    for info in list(tree.classes.values()):
         owner = tree.modules.get(info.module)
         if owner is None:
             continue

@@ -90,9 +90,9 @@ def _value_sites(
 ) -> Iterable[tuple[Module, ClassInfo | None, Function, ast.expr, int]]:
     """Every expression a function gives `key` as: `f(key=...)`, `d.setdefault(key, ...)`
     (from the model's call sites) and `d[key] = ...` (its item assignments)."""
-    for call in tree.calls:
+    for call in list(tree.calls):
         function = tree.function_of(call)
-        module = tree.modules.get(call.module)
+        module = tree.module(call.module)
         if function is None or module is None:
             continue
         owner = tree.classes.get(f"{call.module}.{call.cls}") if call.cls else None
@@ -204,7 +204,7 @@ def _direct_extensions(
     """The extensions one class statement names: in its methods, or in a module function
     of its module that they call by name."""
     found = set(by_class.get(owner.fqn, ()))
-    module = tree.modules.get(owner.module)
+    module = tree.module(owner.module)
     if module is None or not by_function:
         return found
     for function in owner.methods.values():
@@ -235,7 +235,7 @@ def _rpc_names(
     # A helper's parameter: the literals its callers in the tree pass.
     out: set[str] = set()
     callers = 0
-    for other in tree.calls:
+    for other in list(tree.calls):
         if other.callee.rpartition(".")[2] != function.name or other.module != module.name:
             continue
         callers += 1
@@ -257,7 +257,7 @@ def _rpc_names(
 def _function(tree: SourceTree, module_name: str, qualname: str | None) -> Function | None:
     if qualname is None:
         return None
-    module = tree.modules.get(module_name)
+    module = tree.module(module_name)
     if module is None:
         return None
     head, _, rest = qualname.rpartition(".")
@@ -280,7 +280,7 @@ def _collective_rpcs(
     vllm_names = rule.worker_names()
     direct = {
         info.fqn: _direct_extensions(tree, info, by_class, by_function)
-        for info in tree.classes.values()
+        for info in list(tree.classes.values())
     }
     rpc_nodes: dict[int, list[ast.Call]] = {}  # per function (by identity), walked once
     # A call written in a mixin runs with the extensions of each worker that has the mixin.
@@ -293,7 +293,7 @@ def _collective_rpcs(
         if not extensions:
             continue  # not a vLLM generation worker (TRT-LLM's, SGLang's: other engines)
         for owner in mro:
-            module = tree.modules.get(owner.module)
+            module = tree.module(owner.module)
             if module is None:
                 continue
             for function in owner.methods.values():
@@ -313,7 +313,7 @@ def _subclasses(tree: SourceTree, roots: set[str]) -> list[ClassInfo]:
     """The classes that have one of `roots` among their ancestors (roots included), found
     through direct bases only: no MRO of an unrelated class is computed."""
     children: dict[str, list[str]] = {}
-    for info in tree.classes.values():
+    for info in list(tree.classes.values()):
         for name in base_names(tree, info):
             base = resolve_fqn(tree, name)
             if base is not None:

@@ -2,15 +2,18 @@
 
 The model (pyright-binder / pyflakes style) that `audit` and `verify --static` share:
 
-- `read_tree(root, *, packages=None, stub_roots=()) -> SourceTree`: walk `root` (a
-  folder that would be on `sys.path`; only its top-level `packages` when given) and
-  the stub folders, read each `.py`/`.pyi` file once through the guarded reader
-  (regular files only, `MAX_SOURCE_BYTES`, no directory symlinks followed, UTF-8),
-  parse it once, and fill the model. Unreadable or unparsable files become
+- `read_tree(root, *, packages=None, stub_roots=(), eager=None) -> SourceTree`: walk
+  `root` (a folder that would be on `sys.path`; only its top-level `packages` when
+  given) and the stub folders, read each `.py`/`.pyi` file once through the guarded
+  reader (regular files only, `MAX_SOURCE_BYTES`, no directory symlinks followed,
+  UTF-8), parse it once, and fill the model. With `eager(text) -> bool`, a module it
+  rejects stays in `tree.pending` and is modelled when `tree.module(name)` (and so
+  name resolution) first asks for it. Unreadable or unparsable files become
   `SourceProblem`s in `tree.problems`; nothing raises.
 - `SourceTree`: `modules` (dotted name -> `Module`), `classes` (FQN -> `ClassInfo`),
   `calls` (every `CallSite`), `functions` ((module, qualname) -> `Function`, nested
-  ones too), `function_of(call)`, `problems`, `files_read`, `roots`.
+  ones too), `function_of(call)`, `module(name)` (models a pending module on first
+  use), `pending`, `problems`, `files_read`, `roots`.
 - `Module`: `name`, `file`, `is_package`, `imports` (local name -> absolute dotted
   name, relative imports resolved, `try/except ImportError` and `if TYPE_CHECKING`
   imports included), `classes`, `functions`, `assignments` (module-level `X = ...`).
@@ -24,7 +27,8 @@ The model (pyright-binder / pyflakes style) that `audit` and `verify --static` s
   (local name -> `Assignment` list with their guards), `iterated` (local names the
   body iterates or passes to next/anext), `item_assignments` (key -> `Assignment` list
   of `d["key"] = value` in the body), `node`.
-- `CallSite`: `callee` (the called expression as written), `node`, `module`, `file`,
+- `CallSite` (built `CallSite(node, module, file, line, cls, function, ...)`): `callee`
+  (the called expression as written, computed on access), `node`, `module`, `file`,
   `line`, `where`, `cls` and `function` (enclosing qualnames), `guards` (`Guard`:
   `test` expression, `holds`: enclosing `if` tests and earlier early exits),
   `assigned_to`, `iterated`, `args`, `keyword(name)`.

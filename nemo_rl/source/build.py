@@ -8,7 +8,7 @@ each statement runs under. Nothing of the tree is imported or executed.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -31,11 +31,16 @@ MAX_NODES_PER_FILE = 2_000_000
 
 
 def read_tree(
-    root: Path, *, packages: Sequence[str] | None = None, stub_roots: Sequence[Path] = ()
+    root: Path, *, packages: Sequence[str] | None = None, stub_roots: Sequence[Path] = (),
+    eager: Callable[[str], bool] | None = None,
 ) -> SourceTree:
     """The model of every module under `root` (a folder that would be on `sys.path`),
     only the top-level `packages` when given; `stub_roots` (PEP 561 stub folders, or
-    folders of `.pyi` files) are read too so that bases outside the tree resolve."""
+    folders of `.pyi` files) are read too so that bases outside the tree resolve.
+
+    Every file is read once. With `eager`, a module whose text `eager` rejects is
+    parsed only when `tree.module(name)` first asks for it (name resolution does), so a
+    rule that needs a few modules in full does not pay for parsing all of them."""
     tree = SourceTree(roots=(str(root), *map(str, stub_roots)))
     starts: list[tuple[Path, Path]] = []
     if packages is None:
@@ -47,9 +52,10 @@ def read_tree(
     for start, base in starts:
         for path in discover(start, tree.problems):
             name = module_name(path, base)
-            if name is None or (name in tree.modules and path.suffix == ".py"):
+            if name is None or ((name in tree.modules or name in tree.pending)
+                                 and path.suffix == ".py"):
                 continue
-            _read_module(tree, path, name)
+            _read_module(tree, path, name, eager)
     return tree
 
 
@@ -69,12 +75,22 @@ def module_name(path: Path, base: Path) -> str | None:
     return ".".join(parts)
 
 
-def _read_module(tree: SourceTree, path: Path, name: str) -> None:
+def _read_module(
+    tree: SourceTree, path: Path, name: str, eager: Callable[[str], bool] | None
+) -> None:
     text = read_source(path)
     if isinstance(text, SourceProblem):
         tree.problems.append(text)
         return
     tree.files_read += 1
+    if eager is not None and not eager(text):
+        tree.pending[name] = (str(path), text)
+        return
+    model_module(tree, path, name, text)
+
+
+def model_module(tree: SourceTree, path: Path, name: str, text: str) -> None:
+    """Parse one module's text and add it to the model (a problem if it cannot be)."""
     try:
         parsed = ast.parse(text, str(path))
     except SyntaxError as err:
@@ -336,7 +352,7 @@ class _Walker:
             if isinstance(arg, ast.Name) and ctx.function is not None:
                 ctx.function.iterated.add(arg.id)
         self.tree.calls.append(CallSite(
-            ast.unparse(func), node, self.module.name, self.module.file, node.lineno,
+            node, self.module.name, self.module.file, node.lineno,
             ctx.cls.qualname if ctx.cls is not None else None,
             ctx.function.qualname if ctx.function is not None else None,
             ctx.guards,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, TypeAlias
 
 from nemo_rl.source.reading import SourceProblem
@@ -129,7 +130,6 @@ class ClassInfo:
 class CallSite:
     """One call expression, where it is, and what surrounds it."""
 
-    callee: str  # the called expression as written, e.g. "self.worker_group.shutdown"
     node: ast.Call
     module: str
     file: str
@@ -143,6 +143,12 @@ class CallSite:
     @property
     def where(self) -> str:
         return f"{self.file}:{self.line}"
+
+    @property
+    def callee(self) -> str:
+        """The called expression as written, e.g. "self.worker_group.shutdown" (computed
+        when asked: most calls of a tree are never looked at by name)."""
+        return ast.unparse(self.node.func)
 
     @property
     def args(self) -> list[ast.expr]:
@@ -188,6 +194,20 @@ class SourceTree:
     functions: dict[tuple[str, str], Function] = field(default_factory=dict)
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
+    # Modules read but not yet modelled (read_tree's `eager` said not yet): name -> (file,
+    # text); `module(name)` models one the first time something asks for it.
+    pending: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def module(self, name: str) -> Module | None:
+        """The module `name`, modelling it now if it was left pending."""
+        found = self.modules.get(name)
+        if found is None and name in self.pending:
+            from nemo_rl.source.build import model_module
+
+            file, text = self.pending.pop(name)
+            model_module(self, Path(file), name, text)
+            found = self.modules.get(name)
+        return found
 
     def function_of(self, call: CallSite) -> Function | None:
         """The function a call is written in, None at module or class level."""

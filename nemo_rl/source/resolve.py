@@ -29,7 +29,7 @@ def _split(fqn: str, tree: SourceTree) -> tuple[Module, list[str]] | None:
     """The longest module prefix of `fqn` in the tree, and the names after it."""
     parts = fqn.split(".")
     for cut in range(len(parts), 0, -1):
-        module = tree.modules.get(".".join(parts[:cut]))
+        module = tree.module(".".join(parts[:cut]))
         if module is not None:
             return module, parts[cut:]
     return None

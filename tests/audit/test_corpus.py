@@ -108,3 +108,24 @@ def test_the_drivers_and_their_switches(report: AuditReport) -> None:
                       "DTensorQuantPolicyWorker", "DTensorPolicyWorkerV2",
                       "DTensorQuantPolicyWorkerV2"}
     assert all(w.definition is not None for w in report.workers)
+
+
+def test_a_keyword_typo_in_a_copy_of_the_corpus_is_found(report: AuditReport,
+                                                         tmp_path: Path) -> None:
+    """The same tree with one driver keyword misspelt: exactly the new findings appear."""
+    import shutil
+
+    copy = tmp_path / "nemo-rl"
+    shutil.copytree(CORPUS / "nemo_rl", copy / "nemo_rl", symlinks=True)
+    policy = copy / "nemo_rl" / "models" / "policy" / "lm_policy.py"
+    text = policy.read_text(encoding="utf-8")
+    typo = text.replace('"get_topk_logits",\n', '"get_topk_logits",\n                topk=k,\n', 1)
+    assert typo != text
+    policy.write_text(typo, encoding="utf-8")
+    mutated = audit(copy)
+    new = {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1])
+           for f in mutated.findings} - {
+        (f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in report.findings}
+    assert {(r, d, m) for r, d, m, _ in new} == {
+        ("unknown-keyword", "Policy.get_topk_logits", "get_topk_logits")}
+    assert len(new) == 6  # every policy worker the driver can start

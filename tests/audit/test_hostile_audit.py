@@ -33,7 +33,9 @@ def base(root: Path) -> Path:
 
 
 def syntax_error(root: Path) -> Path:
-    (base(root) / "nemo_rl" / "broken.py").write_text("def (:\n", encoding="utf-8")
+    # A driver-side module (it names a worker group), so the audit needs it parsed.
+    (base(root) / "nemo_rl" / "broken.py").write_text("def (:\n    self.worker_group\n",
+                                                      encoding="utf-8")
     return root
 
 

@@ -278,3 +278,67 @@ def test_a_name_that_is_not_a_literal_is_listed_unresolved(tmp_path: Path) -> No
     assert report.findings == []
     assert report.sites == 2 and report.resolved == 0
     assert [u.function for u in report.unresolved] == ["Gen.dynamic", "Gen.passthrough"]
+
+
+def test_handles_held_in_an_attribute_are_checked_against_their_one_class(
+    tmp_path: Path,
+) -> None:
+    report = audited(tmp_path, workers=WORKERS + '''
+
+class EnvWorker:
+    def execute(self, message, metadata):
+        return message
+''', driver_body='''
+        def unused(self):
+            return None
+    ''', extra={"nemo_rl/env.py": '''
+import ray
+from nemo_rl.workers import EnvWorker
+
+
+class Env:
+    def __init__(self):
+        self.workers = [EnvWorker.options(num_cpus=0).remote() for _ in range(2)]
+
+    def step(self, chunks):
+        ok = [self.workers[i].execute.remote(c, {}) for i, c in enumerate(chunks)]
+        bad = [self.workers[i].exec.remote(c) for i, c in enumerate(chunks)]
+        short = self.workers[0].execute.remote(chunks)
+        return ray.get(ok + bad + [short])
+'''})
+    assert keys(report) == {("missing-method", "Env.step", "exec", "EnvWorker"),
+                            ("required-not-sent", "Env.step", "execute", "EnvWorker")}
+
+
+def test_bases_outside_the_tree_come_from_the_stubs_or_are_undecided(tmp_path: Path) -> None:
+    from nemo_rl.audit import audit
+    from nemo_rl.audit.run import stub_roots
+    from tests.audit.tree import write_tree
+
+    root = write_tree(tmp_path, workers='''
+from vllm import LLM
+
+
+class SyncWorker(LLM):
+    pass
+
+
+class AsyncWorker(LLM):
+    pass
+''', driver_body='''
+        def go(self):
+            self.worker_group.run_all_workers_single_data("generate", prompts=["x"])
+            return self.worker_group.run_all_workers_single_data("no_such_method")
+    ''')
+    stubs = stub_roots()
+    assert stubs, "vllm-stubs is installed by make setup"
+    with_stubs = audit(root, stubs=stubs)
+    assert {(f.rule, f.method) for f in with_stubs.findings} == {
+        ("missing-method", "no_such_method")}
+    assert with_stubs.undecided == []
+    without = audit(root, stubs=[])
+    assert without.findings == []
+    assert {(u.method, u.worker.rsplit(".", 1)[-1]) for u in without.undecided} == {
+        ("generate", "SyncWorker"), ("generate", "AsyncWorker"),
+        ("no_such_method", "SyncWorker"), ("no_such_method", "AsyncWorker")}
+    assert "vllm.LLM are outside the tree" in without.undecided[0].reason

@@ -152,4 +152,4 @@ def test_mypy_and_pyrefly_accept_the_protocols_and_upstreams_default_workers(
               if line.startswith("ERROR") and "check.py" not in line]
     assert pyrefly.returncode == 0, pyrefly.stdout + pyrefly.stderr
     assert errors == []
-    assert len(pairs) == 15
+    assert len(pairs) == 18

@@ -12,7 +12,8 @@ Conventions a document follows (they are invisible when the Markdown is rendered
   (its address is passed as RAY_ADDRESS); `config` / `config exits N`: a ```yaml block is
   a whole config, checked with `nemo-rl-workers check --no-verify`; `pre-commit-config`,
   `github-workflow`: special YAML snippets (see test_guide.py); a ```toml block must be
-  part of the template project's pyproject.toml.
+  part of the template project's pyproject.toml; `corpus`: a ```sh block reads
+  `../shared/corpus/nemo-rl` and is skipped where that tree is absent.
 
 `shell_env` and `run_hook` run commands and pre-commit hooks the way users do.
 """

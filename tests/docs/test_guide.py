@@ -35,6 +35,8 @@ README = REPO / "README.md"
 TEMPLATE_README = REPO / "research" / "template_project" / "README.md"
 DOCS = (README, GUIDE, TEMPLATE_README)
 HOOKS = REPO / ".pre-commit-hooks.yaml"
+# Blocks marked `<!-- test: corpus -->` run on upstream's tree beside the repository.
+CORPUS = (REPO / ".." / "shared" / "corpus" / "nemo-rl").resolve()
 CHECKED_LANGS = {"sh", "python", "yaml", "toml"}
 YAML_KINDS = ("config", "pre-commit-config", "github-workflow")  # each has a test below
 
@@ -96,6 +98,8 @@ def assert_output(block: Block, actual: str) -> None:
 
 @pytest.mark.parametrize("block", _of("sh"))
 def test_shell_block(block: Block, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if block.directive("corpus") is not None and not (CORPUS / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {CORPUS}")
     address = session_ray_address(request) if block.directive("ray") is not None else None
     env = shell_env(tmp_path, address)
     found = commands(block)

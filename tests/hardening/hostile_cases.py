@@ -379,6 +379,16 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "migrate an empty folder": (("migrate", "--check", "empty"), 2, "no config files"),
     "migrate unknown flag": (("migrate", "--bogus", "good.yaml"), 2, "unrecognized"),
     "json check of a missing file": (("check", "--json", "nope.yaml"), 2, "no such config"),
+    "audit without --nemo-rl": (("audit",), 2, "--nemo-rl"),
+    "audit a file": (("audit", "--nemo-rl", "good.yaml"), 2, "is not a folder"),
+    "audit a missing folder": (("audit", "--nemo-rl", "nope"), 2, "no such folder"),
+    "audit a folder that is not NeMo-RL": (("audit", "--nemo-rl", "empty"), 2,
+                                           "is not a NeMo-RL checkout"),
+    "audit a missing baseline": (("audit", "--nemo-rl", "empty", "--baseline", "nope.json"), 2,
+                                 "baseline nope.json: cannot be read"),
+    "audit a YAML baseline": (("audit", "--nemo-rl", "empty", "--baseline", "good.yaml"), 2,
+                              "is not JSON"),
+    "audit a control char path": (("audit", "--nemo-rl", "a\x1b[2Jb"), 2, "no such folder"),
 }
 
 
