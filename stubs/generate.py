@@ -11,6 +11,12 @@ name exists and accepts anything, its members are not described), plus
 stubs/manifest.json (every generated name with its kind, type and default).
 `tests/stubs/test_vllm_stubs.py` compares the committed stubs with the manifest.
 
+The manifest also records vLLM's `worker_extension_cls` rule (`extension_rule`): the
+worker class each platform mixes the extension into, and every attribute name that
+class has through its MRO inside vLLM, which is what vLLM's clash assertion checks.
+A copy ships in the installed `vllm-stubs` (`vllm-stubs/manifest.json`), so the
+rule can be applied against whichever stubs version is installed.
+
 Annotations are rendered as upstream writes them, with vLLM's own type aliases
 inlined (`ModelDType` becomes its `Literal[...]`) and names from other third-party
 packages (torch, transformers, ...) as `Any`, since a stub cannot require them.
@@ -32,6 +38,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "vllm"
 MANIFEST = HERE / "manifest.json"
+# The copy the installed distribution carries (package data of `vllm-stubs`).
+PACKAGED_MANIFEST = PACKAGE / "manifest.json"
 
 # Stdlib modules whose names a stub may import as they are.
 STDLIB_TYPING = {"typing", "typing_extensions", "collections.abc", "pathlib", "types", "enum"}
@@ -615,6 +623,200 @@ def _init_false(stmt: ast.AnnAssign) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
+# vLLM's worker_extension_cls rule
+
+# vLLM mixes the extension into its worker class in WorkerWrapperBase.init_worker; each
+# platform's check_and_update_config picks that class when `worker_cls` is "auto".
+RULE_MODULE = "vllm.v1.worker.worker_base"
+RULE_FUNCTION = ("WorkerWrapperBase", "init_worker")
+PLATFORMS = ("cuda", "rocm", "cpu", "xpu")
+_PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property"}
+
+
+def _method(tree: ast.Module, owner: str, name: str) -> ast.FunctionDef | None:
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name == owner:
+            for item in stmt.body:
+                if isinstance(item, ast.FunctionDef) and item.name == name:
+                    return item
+    return None
+
+
+def rule_site(source: Source) -> dict[str, Any]:
+    """Where and how vLLM checks an extension: the `for attr in dir(ext)` loop, the name
+    prefix it skips, and the `assert not hasattr(worker_class, attr)` it makes.
+
+    Read from the source so that a release that changes the rule stops the generator
+    instead of recording a rule vLLM no longer applies."""
+    path = source.path(RULE_MODULE)
+    tree = source.tree(RULE_MODULE)
+    function = None if tree is None else _method(tree, *RULE_FUNCTION)
+    loop = skip = check = None
+    for node in ast.walk(function) if function is not None else ():
+        if (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and ast.unparse(node.iter.func) == "dir"
+        ):
+            loop = node
+            for inner in ast.walk(node):
+                if (
+                    isinstance(inner, ast.If)
+                    and isinstance(inner.test, ast.Call)
+                    and ast.unparse(inner.test.func).endswith(".startswith")
+                    and isinstance(inner.test.args[0], ast.Constant)
+                ):
+                    skip = inner.test.args[0].value
+                if isinstance(inner, ast.Assert) and ast.unparse(inner.test).startswith(
+                    "not hasattr("
+                ):
+                    check = inner
+    if loop is None or not isinstance(skip, str) or check is None or path is None:
+        raise SystemExit(
+            f"generate: {RULE_MODULE}.{'.'.join(RULE_FUNCTION)} no longer checks extensions "
+            "with `for attr in dir(ext)` / `assert not hasattr(worker_class, attr)`; read "
+            "vLLM's rule again and update extension_rule in stubs/generate.py"
+        )
+    return {
+        "file": path,
+        "function": ".".join(RULE_FUNCTION),
+        "line": check.lineno,
+        "names": "dir(worker_extension_cls)",
+        "skip_prefix": skip,
+        "check": ast.unparse(check.test),
+    }
+
+
+def platform_worker(source: Source, platform: str) -> str:
+    """The worker class `vllm.platforms.<platform>` sets for `worker_cls == "auto"`."""
+    tree = source.tree(f"vllm.platforms.{platform}")
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Attribute) and t.attr == "worker_cls" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            return node.value.value
+    raise SystemExit(f"generate: vllm.platforms.{platform} sets no worker_cls")
+
+
+def _c3(heads: list[list[str]]) -> list[str]:
+    out: list[str] = []
+    lists = [list(h) for h in heads if h]
+    while lists:
+        for candidate in (h[0] for h in lists):
+            if not any(candidate in rest[1:] for rest in lists):
+                break
+        else:
+            raise SystemExit(f"generate: no consistent MRO for {heads}")
+        out.append(candidate)
+        lists = [[c for c in h if c != candidate] for h in lists]
+        lists = [h for h in lists if h]
+    return out
+
+
+class WorkerNames:
+    """Every attribute name a vLLM worker class has as a class (what `hasattr` finds),
+    through its MRO inside vLLM."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self.classes: dict[str, tuple[str, ast.ClassDef]] = {}
+        self.external: set[str] = set()
+
+    def mro(self, module: str, name: str, depth: int = 0) -> list[str]:
+        found = self.resolver.find(module, name)
+        if found.kind != "class" or not isinstance(found.node, ast.ClassDef) or depth > 30:
+            self.external.add(f"{found.module}.{found.name}")
+            return []
+        fqn = f"{found.module}.{found.name}"
+        self.classes[fqn] = (found.module, found.node)
+        bases: list[list[str]] = []
+        for base in found.node.bases:
+            if isinstance(base, ast.Name):
+                bases.append(self.mro(found.module, base.id, depth + 1))
+            elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+                owner = self.resolver.find(found.module, base.value.id)
+                if owner.kind == "module":
+                    bases.append(self.mro(owner.module, base.attr, depth + 1))
+                else:
+                    self.external.add(ast.unparse(base))
+            else:
+                self.external.add(ast.unparse(base))
+        direct = [b[0] for b in bases if b]
+        return [fqn, *_c3([*bases, direct])]
+
+    def describe(self, fqn: str) -> dict[str, Any]:
+        module, _, name = fqn.rpartition(".")
+        self.external = set()
+        mro = self.mro(module, name)
+        names: dict[str, dict[str, Any]] = {}
+        for owner in mro:
+            owner_module, node = self.classes[owner]
+            for bound, line, kind in _class_names(node):
+                names.setdefault(bound, {"name": bound, "owner": owner, "line": line, "kind": kind})
+        return {
+            "mro": mro,
+            "files": {c: self.resolver.source.path(self.classes[c][0]) for c in mro},
+            "external_bases": sorted(self.external),
+            "names": [names[n] for n in sorted(names)],
+        }
+
+
+def _class_names(node: ast.ClassDef) -> Iterator[tuple[str, int, str]]:
+    """(name, line, kind) of what a class body binds, as `hasattr(cls, name)` sees it:
+    private names mangled, names starting with `__` left out (vLLM skips those)."""
+
+    def body(stmts: list[ast.stmt]) -> Iterator[tuple[str, int, str]]:
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                decorators = {ast.unparse(d) for d in stmt.decorator_list}
+                is_property = bool(decorators & _PROPERTY_DECORATORS) or any(
+                    d.endswith((".setter", ".getter", ".deleter")) for d in decorators
+                )
+                yield stmt.name, stmt.lineno, "property" if is_property else "method"
+            elif isinstance(stmt, ast.ClassDef):
+                yield stmt.name, stmt.lineno, "class"
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    for sub in ast.walk(target):
+                        if isinstance(sub, ast.Name):
+                            yield sub.id, stmt.lineno, "attribute"
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                if isinstance(stmt.target, ast.Name):
+                    yield stmt.target.id, stmt.lineno, "attribute"
+            elif isinstance(stmt, ast.If):
+                yield from body(stmt.body)
+                yield from body(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                yield from body(stmt.body)
+                for handler in stmt.handlers:
+                    yield from body(handler.body)
+                yield from body(stmt.orelse)
+                yield from body(stmt.finalbody)
+
+    for name, line, kind in body(node.body):
+        if name.startswith("__") and not name.endswith("__"):
+            name = f"_{node.name.lstrip('_')}{name}"
+        if not name.startswith("__"):
+            yield name, line, kind
+
+
+def extension_rule(source: Source, resolver: Resolver) -> dict[str, Any]:
+    platforms = {p: platform_worker(source, p) for p in PLATFORMS}
+    names = WorkerNames(resolver)
+    return {
+        "rule": rule_site(source),
+        "platforms": platforms,
+        "default_platform": PLATFORMS[0],
+        # `hasattr(worker_class, name)` also finds what the class's metaclass (`type`) has.
+        "metaclass_names": sorted(n for n in dir(type) if not n.startswith("__")),
+        "workers": {fqn: names.describe(fqn) for fqn in sorted(set(platforms.values()))},
+    }
+
+
+# ---------------------------------------------------------------------------------------
 # Writing
 
 
@@ -785,6 +987,7 @@ def generate(wheel: Path) -> tuple[dict[str, str], dict[str, Any], set[str]]:
             if init not in files and init not in HAND_WRITTEN:
                 files[init] = header + "from _typeshed import Incomplete\n\n" + MODULE_GETATTR
     manifest["files"] = sorted(files)
+    manifest["extension_rule"] = extension_rule(source, resolver)
     return dict(sorted(files.items())), manifest, unknown
 
 
@@ -800,7 +1003,9 @@ def main(argv: list[str] | None = None) -> int:
         target = HERE / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-    MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    MANIFEST.write_text(text)
+    PACKAGED_MANIFEST.write_text(text)
     print(f"wrote {len(files)} stub files and {MANIFEST.name} for vLLM {manifest['vllm']}")
     for name in sorted(unknown):
         print(f"  rendered as Any: {name}", file=sys.stderr)

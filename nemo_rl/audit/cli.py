@@ -39,15 +39,37 @@ def add_parser(sub: argparse._SubParsersAction[_P]) -> None:
                            help="report only findings this baseline does not record")
     audit_cmd.add_argument("--write-baseline", metavar="FILE", default=None,
                            help="record today's findings in FILE and exit 0")
+    audit_cmd.add_argument(
+        "extensions", nargs="*", metavar="EXTENSION",
+        help="an extension class's FQN (found as source under --path), or a config whose "
+        "worker_extension_cls_fqn fields name extensions")
+    audit_cmd.add_argument("--path", action="append", default=[], metavar="DIR",
+                           help="an import root holding the extensions' packages (repeatable)")
+    audit_cmd.add_argument("--vllm-version", default=None, metavar="VERSION",
+                           help="judge vLLM extensions against this installed vllm-stubs "
+                           "version (default: the installed one)")
+    audit_cmd.add_argument("--emit-protocols", default=None, metavar="OUT.py",
+                           help="also write typed Protocols for the tree's roles and modes")
 
 
 def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from nemo_rl.audit.extensions import UnusableExtension, extension_side
+    from nemo_rl.audit.protocols_emit import EmitError, emit_protocols
+
     try:
         known = read_baseline(Path(args.baseline)) if args.baseline else set()
-        report = audit(Path(args.nemo_rl))
-    except (UnusableTree, BaselineError) as bad:
+        extend, note = extension_side(args.extensions, args.path, args.vllm_version)
+        if note:
+            print(f"nemo-rl-workers: audit: {one_line(note)}", file=err)
+        emitted: list[str] = []
+        report = audit(Path(args.nemo_rl), paths=[Path(p) for p in args.path],
+                       extend=extend if args.emit_protocols is None
+                       else emit_protocols(extend, Path(args.emit_protocols), emitted))
+    except (UnusableTree, BaselineError, UnusableExtension, EmitError) as bad:
         print(f"nemo-rl-workers: audit: {one_line(str(bad))}", file=err)
         return EXIT_UNUSABLE
+    for line in emitted:
+        print(f"nemo-rl-workers: audit: {one_line(line)}", file=err)
     if args.write_baseline:
         try:
             write_baseline(Path(args.write_baseline), report.findings)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from nemo_rl.audit.conditions import describe
+from nemo_rl.audit.extension_output import section_json, section_lines
 from nemo_rl.audit.run import AuditReport
 from nemo_rl.errors import one_line
 from nemo_rl.workers.report import _Style
@@ -52,6 +53,7 @@ def report_json(report: AuditReport) -> dict[str, Any]:
         ],
         "problems": [str(p) for p in report.problems],
         "baseline_suppressed": report.suppressed,
+        **(section_json(report.extensions) if report.extensions is not None else {}),
     }
 
 
@@ -70,6 +72,8 @@ def render_text(report: AuditReport, *, color: bool) -> list[str]:
     for d in report.undecided:
         lines.append(one_line(
             f"{d.call}: undecided: {d.driver} calls {d.method!r} on {d.worker}: {d.reason}"))
+    if report.extensions is not None:
+        lines.extend(section_lines(report.extensions))
     counts = (f"{len(report.drivers)} drivers, {len(report.workers)} worker classes, "
               f"{report.sites} dispatch call sites ({report.resolved} resolved)")
     errors = sum(f.severity == "error" for f in report.findings)

@@ -16,7 +16,11 @@ from nemo_rl.source import ClassInfo, Function, Resolver, SourceTree, resolve_fq
 
 Severity: TypeAlias = Literal["error", "warning"]
 RuleName: TypeAlias = Literal[
-    "missing-method", "stub-body", "unknown-keyword", "required-not-sent", "stream-mismatch"
+    "missing-method", "stub-body", "unknown-keyword", "required-not-sent", "stream-mismatch",
+    # The extension side (nemo_rl.audit.extension_rules, nemo_rl.audit.vllm_extensions).
+    "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
+    "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
+    "vllm-extension-clash", "collective-rpc-missing",
 ]
 
 RULES: Final[dict[RuleName, Severity]] = {
@@ -25,6 +29,14 @@ RULES: Final[dict[RuleName, Severity]] = {
     "unknown-keyword": "error",
     "required-not-sent": "error",
     "stream-mismatch": "error",
+    "extension-missing-method": "error",
+    "extension-unknown-keyword": "error",
+    "extension-missing-argument": "error",
+    "extension-too-many-positional": "error",
+    "override-unknown-keyword": "error",
+    "override-missing-argument": "error",
+    "vllm-extension-clash": "error",
+    "collective-rpc-missing": "error",
 }
 """Every rule and its severity (the guide's "Audit findings" table lists each)."""
 

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nemo_rl.audit.drivers import Driver, DriverReader, Unresolved
+from nemo_rl.audit.drivers import Driver, DriverReader, DriverSide, Unresolved, WorkerChoice
 from nemo_rl.audit.knowledge import driver_side
 from nemo_rl.audit.rules import Finding, Undecided, check
-from nemo_rl.source import ImportRoots, Resolver, SourceProblem, read_tree, resolve_fqn
+from nemo_rl.source import (
+    ImportRoots,
+    Resolver,
+    SourceProblem,
+    SourceTree,
+    read_tree,
+    resolve_fqn,
+)
+
+if TYPE_CHECKING:
+    from nemo_rl.audit.extensions import ExtensionSection
 
 PACKAGE = "nemo_rl"
 
@@ -40,10 +52,23 @@ class AuditReport:
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
     suppressed: int = 0  # findings the baseline already records
+    extensions: ExtensionSection | None = None  # the extension side, when it ran
 
     @property
     def resolved(self) -> int:
         return self.sites - len({u.call for u in self.unresolved})
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """One read of a tree, as the rules that follow the driver side's see it (the
+    extension side: nemo_rl.audit.extensions)."""
+
+    root: Path
+    tree: SourceTree
+    resolver: Resolver
+    side: DriverSide
+    choices: dict[str, tuple[Driver | None, list[WorkerChoice]]]
 
 
 def stub_roots() -> list[Path]:
@@ -84,16 +109,42 @@ def _relative(where: str, root: Path) -> str:
         return where
 
 
+EXTENSION_MARKERS = ("worker_extension_cls", "worker_cls", "collective_rpc")
+
+
+def _extension_side(text: str) -> bool:
+    """Modules the extension side reads in full (what generation workers hand vLLM)."""
+    return driver_side(text) or any(marker in text for marker in EXTENSION_MARKERS)
+
+
+def _under(where: str, roots: list[str]) -> bool:
+    file = str(Path(where.rpartition(":")[0] or where).resolve())
+    return any(file == r or file.startswith(r + os.sep) for r in roots)
+
+
 def _order(where: str) -> tuple[str, int]:
     file, _, line = where.rpartition(":")
     return (file, int(line)) if line.isdigit() else (where, 0)
 
 
-def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
-    """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout")."""
+def audit(
+    path: Path,
+    *,
+    stubs: list[Path] | None = None,
+    paths: Sequence[Path] = (),
+    extend: Callable[[AuditContext], tuple[list[Finding], ExtensionSection]] | None = None,
+) -> AuditReport:
+    """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout").
+
+    `paths`: more import roots read with it (a user's own packages, `--path`); `extend`:
+    more rules on the same model, whose findings join the report's."""
     root = checkout_root(path)
-    tree = read_tree(root, packages=[PACKAGE], stub_roots=stub_roots() if stubs is None else stubs,
-                     eager=driver_side)
+    # Import roots other than the checkout are read like stub roots: every module under
+    # each, named from that root, in the same one-pass model. The extension side needs
+    # every module modelled (it looks for what generation workers hand vLLM anywhere).
+    tree = read_tree(root, packages=[PACKAGE],
+                     stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)],
+                     eager=driver_side if extend is None else _extension_side)
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
@@ -101,6 +152,15 @@ def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     owners |= {d.owner for d in side.dispatches}
     choices = {name: reader.choices_of(name) for name in owners}
     findings, undecided = check(tree, resolver, side.dispatches, choices)
+    if paths:
+        # A script under --path calls the workers of the extension it selects: its calls
+        # are judged against that extension (the extension side), not the defaults.
+        roots = [str(Path(p).resolve()) for p in paths]
+        findings = [f for f in findings if not _under(f.call, roots)]
+    section: ExtensionSection | None = None
+    if extend is not None:
+        more, section = extend(AuditContext(root, tree, resolver, side, choices))
+        findings = [*findings, *more]
 
     def rel(where: str) -> str:
         file, _, line = where.rpartition(":")
@@ -131,4 +191,5 @@ def audit(path: Path, *, stubs: list[Path] | None = None) -> AuditReport:
     report.problems = [
         SourceProblem(_relative(p.file, root), p.message, p.line) for p in tree.problems]
     report.files_read = tree.files_read
+    report.extensions = section
     return report

@@ -25,7 +25,8 @@ The model (pyright-binder / pyflakes style) that `audit` and `verify --static` s
   `is_async_generator`, `is_static`, `is_abstract`, `decorators`, `stub` (None, or
   "raise NotImplementedError" / "pass" / "..." / "docstring only"), `assignments`
   (local name -> `Assignment` list with their guards), `iterated` (local names the
-  body iterates or passes to next/anext), `node`.
+  body iterates or passes to next/anext), `item_assignments` (key -> `Assignment` list
+  of `d["key"] = value` in the body), `node`.
 - `CallSite` (built `CallSite(node, module, file, line, cls, function, ...)`): `callee`
   (the called expression as written, computed on access), `node`, `module`, `file`,
   `line`, `where`, `cls` and `function` (enclosing qualnames), `guards` (`Guard`:

@@ -303,6 +303,12 @@ class _Walker:
         if value is not None:
             self.expressions([value], ctx, assigned_to=_single_name(targets))
         for target in targets:
+            if (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
+                    and isinstance(target.slice.value, str) and ctx.function is not None
+                    and value is not None and isinstance(node, ast.Assign)):
+                # `kwargs["key"] = value`: how code fills the keyword arguments it passes on.
+                ctx.function.item_assignments.setdefault(target.slice.value, []).append(
+                    Assignment(target.slice.value, value, ctx.guards, node.lineno))
             if not isinstance(target, ast.Name):
                 self.expressions([target], ctx)
                 continue

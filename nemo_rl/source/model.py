@@ -66,6 +66,8 @@ class Function:
     assignments: dict[str, list[Assignment]] = field(default_factory=dict)
     # Local names whose value the body iterates (`for`, `async for`) or passes to next/anext.
     iterated: set[str] = field(default_factory=set)
+    # `d["key"] = value` in its body, by key (with the guards each runs under).
+    item_assignments: dict[str, list[Assignment]] = field(default_factory=dict)
 
     @property
     def is_async_generator(self) -> bool:

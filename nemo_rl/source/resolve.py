@@ -99,6 +99,9 @@ def base_names(tree: SourceTree, info: ClassInfo) -> list[str]:
         if dotted is None or module is None:
             continue
         name = resolve_local(module, dotted)
+        head = dotted.partition(".")[0]
+        if head in module.imports and head in module.classes and resolve_fqn(tree, name) is None:
+            name = f"{module.name}.{dotted}"  # a `try: import / except ImportError:` fallback
         if name not in IGNORED_BASES and dotted not in IGNORED_BASES:
             out.append(name)
     return out

@@ -300,7 +300,7 @@ def _add_fit_findings(
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from contracts import check as check_contract
     from nemo_rl.workers.builder_defaults import builder_defaults
-    from nemo_rl.workers.contract_check import import_class, isolated
+    from nemo_rl.workers.contract_check import import_class, isolated, vllm_extension_problems
     from nemo_rl.workers.fqn import fqn_problem
     from nemo_rl.workers.protocols import load_protocol
     from nemo_rl.workers.registry import RegistryError, default_registry
@@ -341,13 +341,18 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                    base_fqn=args.base, registry=registry)
         report = check_contract(cls, protocol, base=builder.base, init_call=builder.init_call)
         violations = report.violations + builder.violations
+        # The extension it hands vLLM, by vLLM's own clash rule (installed vllm-stubs).
+        clashes = vllm_extension_problems(cls, args.fqn, "")
         return None, {
             "class": args.fqn,
             "protocol": args.protocol,
-            "ok": bool(report.ok) and not builder.violations,
+            "ok": bool(report.ok) and not builder.violations and not clashes,
             "violations": [
                 {"member": str(v.member), "rule": str(v.rule), "message": str(v)}
                 for v in violations
+            ] + [
+                {"member": clash[2], "rule": clash[4], "message": clash[3]}
+                for clash in clashes
             ],
             "undecidable": [
                 {"member": str(v.member), "rule": str(v.rule), "message": str(v)}

@@ -118,6 +118,7 @@ def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
             )
             for line in violations
         )
+    problems.extend(vllm_extension_problems(cls, check.fqn, check.field_path))
     preflight = getattr(cls, "preflight", None)
     if callable(preflight):
         try:
@@ -140,6 +141,46 @@ def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
                     if isinstance(p, Problem)
                 )
     return problems
+
+
+def vllm_extension_problems(cls: type, fqn: str, path: str) -> list[ProblemFields]:
+    """vLLM's clash rule for the extension a generation worker hands to vLLM
+    (`extension_fqn`), judged against the installed vllm-stubs' worker class: the
+    assertion vLLM would otherwise fail in every engine process, after the GPUs are
+    taken. Skipped where no vllm-stubs is installed (nothing to judge against). `path`:
+    the config field the problems name ("" outside a config: the message starts with
+    the class)."""
+    from nemo_rl.workers.vllm_extension_rule import (
+        RULE_NAME,
+        ExtensionRuleUnavailable,
+        load_rule,
+        runtime_names,
+    )
+
+    extension_fqn = getattr(cls, "extension_fqn", None)
+    if not isinstance(extension_fqn, str):
+        return []
+    try:
+        rule = load_rule()
+    except ExtensionRuleUnavailable:
+        return []
+    expected = f"a vLLM worker extension none of whose names vLLM {rule.version}'s worker has"
+    extension, problem = import_class(extension_fqn, path, expected)
+    if problem is not None:
+        return [problem]
+    assert extension is not None
+    who = f"{path}={fqn}" if path else fqn
+    return [
+        (
+            path,
+            expected,
+            extension_fqn,
+            f"{who} hands vLLM the worker extension {extension_fqn}, which vLLM refuses: "
+            f"{clash.message()}.",
+            RULE_NAME,
+        )
+        for clash in rule.clashes(extension_fqn, runtime_names(extension))
+    ]
 
 
 def describe(error: BaseException) -> str:
