@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from pathlib import Path
 from typing import Literal
 
@@ -22,6 +21,7 @@ import yaml
 from omegaconf._yaml import get_yaml_loader  # the loader OmegaConf.load itself uses
 
 from nemo_rl.errors import one_line
+from nemo_rl.guarded_file import FileRefused, os_reason, read_regular
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """A config file larger than this is rejected before it is read."""
@@ -64,14 +64,6 @@ class ConfigLoadError(ValueError):
         return one_line(text)  # a file name may hold a newline or an escape sequence
 
 
-def _os_reason(error: OSError) -> str:
-    if error.errno == errno.ELOOP:
-        return "cannot be read: its path is a symlink loop"
-    if error.errno == errno.ENAMETOOLONG:
-        return "cannot be read: its name is too long for the file system"
-    return f"cannot be read: {error.strerror or error}"
-
-
 def resolved(path: Path, shown: str) -> Path:
     """`path.resolve()`, with a symlink loop or an impossible name as one line."""
     try:
@@ -80,7 +72,7 @@ def resolved(path: Path, shown: str) -> Path:
         raise ConfigLoadError(shown, "cannot be read: its path is a symlink loop",
                               kind="unreadable") from e
     except OSError as e:
-        raise ConfigLoadError(shown, _os_reason(e), kind="unreadable") from e
+        raise ConfigLoadError(shown, os_reason(e), kind="unreadable") from e
 
 
 def exists(path: Path, shown: str) -> bool:
@@ -92,7 +84,7 @@ def exists(path: Path, shown: str) -> bool:
     except (OSError, ValueError) as e:
         if isinstance(e, OSError) and e.errno == errno.ENOTDIR:
             return False
-        reason = _os_reason(e) if isinstance(e, OSError) else "cannot be read: a bad file name"
+        reason = os_reason(e) if isinstance(e, OSError) else "cannot be read: a bad file name"
         raise ConfigLoadError(shown, reason, kind="unreadable") from e
     return True
 
@@ -100,44 +92,9 @@ def exists(path: Path, shown: str) -> bool:
 def read_bytes(path: Path, shown: str) -> bytes:
     """The bytes of a regular file of at most MAX_FILE_BYTES, or ConfigLoadError."""
     try:
-        # O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError as e:
-        raise ConfigLoadError(shown, "no such file", kind="missing-file") from e
-    except IsADirectoryError as e:
-        raise ConfigLoadError(shown, "is not a regular file", kind="not-a-file") from e
-    except OSError as e:
-        raise ConfigLoadError(shown, _os_reason(e), kind="unreadable") from e
-    except ValueError as e:  # a NUL in the name
-        raise ConfigLoadError(shown, "cannot be read: a bad file name", kind="unreadable") from e
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigLoadError(shown, "is not a regular file", kind="not-a-file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise ConfigLoadError(
-                shown,
-                f"is {info.st_size} bytes, over the {MAX_FILE_BYTES}-byte limit for a config file",
-                kind="too-large",
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_FILE_BYTES:  # the file may have grown since fstat
-            chunk = os.read(fd, MAX_FILE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as e:
-        raise ConfigLoadError(shown, _os_reason(e), kind="unreadable") from e
-    finally:
-        os.close(fd)
-    raw = b"".join(chunks)
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigLoadError(
-            shown, f"is over the {MAX_FILE_BYTES}-byte limit for a config file", kind="too-large"
-        )
-    return raw
+        return read_regular(path, limit=MAX_FILE_BYTES, what="a config file")
+    except FileRefused as e:
+        raise ConfigLoadError(shown, e.reason, kind=e.kind) from e
 
 
 def decode(raw: bytes, shown: str) -> str:

@@ -2,19 +2,19 @@
 
 A tree is untrusted input: a file may be a FIFO, a device, a symlink into a loop, huge,
 or not UTF-8. `discover` walks the tree without following directory symlinks (so a
-loop cannot make it walk forever) and `read_source` opens each file the way
-`nemo_rl.config.safe_read` opens configs (non-blocking, regular files only, bounded
+loop cannot make it walk forever) and `read_source` reads each file with
+`nemo_rl.guarded_file`, as configs are read (non-blocking, regular files only, bounded
 size). What cannot be read is a `SourceProblem`, never an exception.
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from nemo_rl.guarded_file import FileRefused, os_reason, read_regular
 
 MAX_SOURCE_BYTES = 16 * 1024 * 1024
 """A module larger than this is recorded as a problem and not parsed."""
@@ -36,14 +36,6 @@ class SourceProblem:
         return f"{where}: {self.message}"
 
 
-def _os_reason(error: OSError) -> str:
-    if error.errno == errno.ELOOP:
-        return "cannot be read: its path is a symlink loop"
-    if error.errno == errno.ENAMETOOLONG:
-        return "cannot be read: its name is too long for the file system"
-    return f"cannot be read: {error.strerror or error}"
-
-
 def discover(root: Path, problems: list[SourceProblem]) -> Iterator[Path]:
     """The tree's `.py`/`.pyi` files in a stable order; directory symlinks are not
     followed, unreadable folders are recorded in `problems`."""
@@ -54,7 +46,7 @@ def discover(root: Path, problems: list[SourceProblem]) -> Iterator[Path]:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as err:
-            problems.append(SourceProblem(str(folder), _os_reason(err)))
+            problems.append(SourceProblem(str(folder), os_reason(err)))
             continue
         subfolders: list[Path] = []
         for entry in entries:
@@ -80,35 +72,9 @@ def read_source(path: Path) -> str | SourceProblem:
     """The text of one regular UTF-8 file of at most MAX_SOURCE_BYTES, or why not."""
     shown = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError as err:
-        return SourceProblem(shown, _os_reason(err))
-    except ValueError:
-        return SourceProblem(shown, "cannot be read: a bad file name")
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return SourceProblem(shown, "is not a regular file")
-        if info.st_size > MAX_SOURCE_BYTES:
-            return SourceProblem(
-                shown, f"is {info.st_size} bytes, over the {MAX_SOURCE_BYTES}-byte limit for a "
-                "module; not read"
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_SOURCE_BYTES:  # the file may have grown since fstat
-            chunk = os.read(fd, MAX_SOURCE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as err:
-        return SourceProblem(shown, _os_reason(err))
-    finally:
-        os.close(fd)
-    raw = b"".join(chunks)
-    if len(raw) > MAX_SOURCE_BYTES:
-        return SourceProblem(shown, f"is over the {MAX_SOURCE_BYTES}-byte limit for a module")
+        raw = read_regular(path, limit=MAX_SOURCE_BYTES, what="a module")
+    except FileRefused as refused:
+        return SourceProblem(shown, refused.reason)
     try:
         return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:

@@ -103,7 +103,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], int, str]] = {
     "syntax error": (syntax_error, 2, "broken.py:1: is not valid Python: invalid syntax"),
     "not UTF-8": (not_utf8, 2, "latin1.py: is not UTF-8 text (byte 0xe9 at offset 5)"),
     "symlink loops": (symlink_loops, 2, "a.py: cannot be read: its path is a symlink loop"),
-    "50 MB module": (fifty_megabytes, 2, "-byte limit for a module; not read"),
+    "50 MB module": (fifty_megabytes, 2, "-byte limit for a module"),
     "10,000 classes": (ten_thousand_classes, 0, "no findings"),
     "a worker with 10,000 ancestors": (ten_thousand_ancestors, 1, "more than 200 classes"),
     "class naming itself as its base": (own_base, 1, "is its own base"),
