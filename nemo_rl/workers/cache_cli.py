@@ -20,10 +20,10 @@ def add_cache_flags(command: argparse.ArgumentParser) -> None:
     group = command.add_mutually_exclusive_group()
     group.add_argument(
         "--cache-dir", default=None, metavar="DIR",
-        help="where --static keeps its verdicts (default: .nemo-rl-workers-cache)",
+        help="where static verdicts and audit results are kept (default: .nemo-rl-workers-cache)",
     )
     group.add_argument("--no-cache", action="store_true",
-                       help="--static judges every class afresh and stores nothing")
+                       help="judge afresh and store nothing")
 
 
 def open_cache(args: argparse.Namespace, err: TextIO) -> tuple[bool, StaticCache | None]:
