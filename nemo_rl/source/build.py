@@ -41,7 +41,7 @@ def read_tree(
     Every file is read once. With `eager`, a module whose text `eager` rejects is
     parsed only when `tree.module(name)` first asks for it (name resolution does), so a
     rule that needs a few modules in full does not pay for parsing all of them."""
-    tree = SourceTree(roots=(str(root), *map(str, stub_roots)))
+    tree = SourceTree(roots=(str(root), *map(str, stub_roots)), modeller=model_module)
     starts: list[tuple[Path, Path]] = []
     if packages is None:
         starts.append((root, root))

@@ -8,6 +8,7 @@ while it was walked, so rules that need more than the summary read the same tree
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -197,15 +198,16 @@ class SourceTree:
     # Modules read but not yet modelled (read_tree's `eager` said not yet): name -> (file,
     # text); `module(name)` models one the first time something asks for it.
     pending: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # How a pending module is modelled: set by the builder that filled `pending` (the model
+    # stays below the builder, never importing it).
+    modeller: Callable[[SourceTree, Path, str, str], None] | None = None
 
     def module(self, name: str) -> Module | None:
         """The module `name`, modelling it now if it was left pending."""
         found = self.modules.get(name)
-        if found is None and name in self.pending:
-            from nemo_rl.source.build import model_module
-
+        if found is None and name in self.pending and self.modeller is not None:
             file, text = self.pending.pop(name)
-            model_module(self, Path(file), name, text)
+            self.modeller(self, Path(file), name, text)
             found = self.modules.get(name)
         return found
 

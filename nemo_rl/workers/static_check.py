@@ -371,9 +371,7 @@ def judge(
         if cache is None:
             outcome = _judge_located(judged, known, checker, sorted(search), python)
         else:
-            from nemo_rl.workers.static_cache import judge_cached
-
-            outcome = judge_cached(cache, judged, known, checker, sorted(search), python, roots)
+            outcome = cache.judge(judged, known, checker, sorted(search), python, roots)
         for i, report in zip(pending, outcome, strict=True):
             reports[i] = StaticReport(
                 report.subject, report.findings, tuple(skipped[i]), report.unusable

@@ -74,6 +74,17 @@ def assert_nothing_alive(before: RayRecord) -> None:
     assert live == [], created.describe()
 
 
+def wait_until_dead(handle: Any, limit_s: float = 30.0) -> None:
+    """Until Ray's actor table records `handle`'s actor as DEAD (bounded)."""
+    from ray._private import state  # the GCS actor table, as call_outcomes reads it
+
+    actor_id = handle._actor_id.hex()
+    deadline = time.monotonic() + limit_s
+    while state.actors(actor_id=actor_id).get("State") != "DEAD":
+        assert time.monotonic() < deadline, f"actor {actor_id} still alive after {limit_s} s"
+        time.sleep(0.05)
+
+
 def failing_call(group: RayWorkerGroup[PolicyWorker]) -> tuple[WorkerCallError, float]:
     start = time.monotonic()
     with pytest.raises(WorkerCallError) as info:
@@ -154,6 +165,9 @@ def test_a_rank_killed_between_calls_is_reported_dead_on_the_next_call(
     with started({"kind": "slow", "ranks": [], "seconds": 0}) as s:
         s.group.run_all(PolicyWorker.train, BATCH)  # a good step first
         ray.kill(s.group.workers[0])
+        # ray.kill returns before the actor is gone: a call made at once may still run.
+        # "Between calls" means the death is on record before the next call.
+        wait_until_dead(s.group.workers[0])
         err, _ = failing_call(s.group)
         assert str(err) == sentence_start(s.group, "failed", "rank 0", 2) + (
             "the worker died (killed by ray.kill)")
