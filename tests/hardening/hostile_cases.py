@@ -405,7 +405,7 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "audit a folder that is not NeMo-RL": (("audit", "--nemo-rl", "empty"), 2,
                                            "is not a NeMo-RL checkout"),
     "audit a missing baseline": (("audit", "--nemo-rl", "empty", "--baseline", "nope.json"), 2,
-                                 "baseline nope.json: cannot be read"),
+                                 "baseline nope.json: no such file"),
     "audit a YAML baseline": (("audit", "--nemo-rl", "empty", "--baseline", "good.yaml"), 2,
                               "is not JSON"),
     "audit a control char path": (("audit", "--nemo-rl", "a\x1b[2Jb"), 2, "no such folder"),

@@ -108,7 +108,11 @@ pytestmark = pytest.mark.slow  # each run imports torch (the extensions' base cl
 
 def test_good_items_pass_and_bad_ones_fail_with_their_lines(pytester: pytest.Pytester) -> None:
     _project(pytester)
-    result = pytester.runpytest_subprocess("--nemo-rl-workers", "-v", "-p", "no:cacheprovider")
+    # "-rN": no short summary, whose lines pytest prints untruncated where CI is set, so
+    # the count below sees only the failure sections.
+    result = pytester.runpytest_subprocess(
+        "--nemo-rl-workers", "-v", "-rN", "-p", "no:cacheprovider"
+    )
     assert _outcomes(result) == ITEMS
     result.assert_outcomes(passed=3, failed=2)
     text = result.stdout.str()
