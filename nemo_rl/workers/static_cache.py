@@ -116,9 +116,34 @@ class StaticCache:
         python: str,
         roots: ImportRoots,
     ) -> list[StaticReport]:
-        """`judge_cached` on this cache: how `static_check.judge` reaches the cache without
-        importing this module (which sits above it)."""
-        return judge_cached(self, subjects, protocols, checker, search, python, roots)
+        """`static_check._judge_located`, answering from this cache what it validly holds
+        (static_check reaches it through this method, never importing this module)."""
+        combined = _combined(roots)
+        installed = installed_fingerprint(combined)
+        keys = [cache_key(s, protocols, checker, python, combined, installed) for s in subjects]
+        resolver = Resolver(combined)
+        reports: dict[int, StaticReport] = {}
+        for index, (subject, key) in enumerate(zip(subjects, keys, strict=True)):
+            hit = _from_payload(subject, self.load(key), resolver)
+            if hit is not None:
+                reports[index] = hit
+        missing = [i for i in range(len(subjects)) if i not in reports]
+        if missing:
+            # The manifest is read before the checker runs: a file edited meanwhile then
+            # fails validation next time instead of being recorded with its new bytes.
+            manifests = {i: read_manifest(_start_modules(subjects[i], protocols), resolver)
+                         for i in missing}
+            fresh = static_check._judge_located(
+                [subjects[i] for i in missing], protocols, checker, search, python
+            )
+            for i, report in zip(missing, fresh, strict=True):
+                reports[i] = report
+                if report.unusable is None:  # a checker that did not run is no verdict
+                    self.store(keys[i], {
+                        "findings": [[f.member, f.rule, f.message] for f in report.findings],
+                        "manifest": manifests[i].as_json(),
+                    })
+        return [reports[i] for i in range(len(subjects))]
 
     def load(self, key: str) -> dict[str, Any] | None:
         """The payload stored under `key`, or None for a missing or untrustworthy entry."""
@@ -236,44 +261,6 @@ def _start_modules(subject: Subject, protocols: Mapping[str, type]) -> list[str]
     if subject.base_fqn:
         names.append(subject.base_fqn.rpartition(".")[0])
     return [n for n in names if n]
-
-
-def judge_cached(
-    cache: StaticCache,
-    subjects: Sequence[Subject],
-    protocols: Mapping[str, type],
-    checker: str,
-    search: Sequence[Path],
-    python: str,
-    roots: ImportRoots,
-) -> list[StaticReport]:
-    """`static_check._judge_located`, answering from the cache what it validly holds."""
-    combined = _combined(roots)
-    installed = installed_fingerprint(combined)
-    keys = [cache_key(s, protocols, checker, python, combined, installed) for s in subjects]
-    resolver = Resolver(combined)
-    reports: dict[int, StaticReport] = {}
-    for index, (subject, key) in enumerate(zip(subjects, keys, strict=True)):
-        hit = _from_payload(subject, cache.load(key), resolver)
-        if hit is not None:
-            reports[index] = hit
-    missing = [i for i in range(len(subjects)) if i not in reports]
-    if missing:
-        # The manifest is read before the checker runs: a file edited meanwhile then
-        # fails validation next time instead of being recorded with its new bytes.
-        manifests = {i: read_manifest(_start_modules(subjects[i], protocols), resolver)
-                     for i in missing}
-        fresh = static_check._judge_located(
-            [subjects[i] for i in missing], protocols, checker, search, python
-        )
-        for i, report in zip(missing, fresh, strict=True):
-            reports[i] = report
-            if report.unusable is None:  # a checker that did not run is no verdict
-                cache.store(keys[i], {
-                    "findings": [[f.member, f.rule, f.message] for f in report.findings],
-                    "manifest": manifests[i].as_json(),
-                })
-    return [reports[i] for i in range(len(subjects))]
 
 
 def _from_payload(
