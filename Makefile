@@ -9,16 +9,23 @@ setup: $(STAMP)
 
 # torch==2.13.0 first: pip takes the CPU build that lies on disk here; anything newer
 # would pull several GB of CUDA wheels.
-# The research template is installed too: its entry point registers its worker.
+# Three distributions, each editable:
+# - the tool (`.`: `nemo_rl_workers` and `contracts`, what users install);
+# - the reference runtime (`runtime/`: the package `nemo_rl`, upstream's module paths, which
+#   `make run` trains with and the tests exercise; never part of the tool's wheel, so the
+#   tool installs beside a user's NeMo-RL without shadowing it);
+# - the research template, whose entry point registers its worker.
 # Editable installs in compat mode put the source folders on sys.path (a .pth line)
 # instead of an import hook, so mypy and pyrefly run in another folder find
-# `contracts`, `nemo_rl` and `template_project` (setuptools calls the mode transitional).
+# `contracts`, `nemo_rl_workers`, `nemo_rl` and `template_project` (setuptools calls the
+# mode transitional).
 EDITABLE := --config-settings editable_mode=compat
-$(STAMP): pyproject.toml research/template_project/pyproject.toml Makefile
+$(STAMP): pyproject.toml runtime/pyproject.toml research/template_project/pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[runtime,dev]' $(EDITABLE)
+	$(PY) -m pip install -q --no-deps -e runtime $(EDITABLE)
 	$(PY) -m pip install -q --no-deps -e research/template_project $(EDITABLE)
 	$(PY) -m pip install -q ./stubs && rm -rf stubs/build stubs/*.egg-info
 	touch $(STAMP)

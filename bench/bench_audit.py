@@ -25,7 +25,7 @@ GOAL = 1.0
 
 def _model_peak_mb() -> tuple[float, int]:
     """tracemalloc's peak while one audit runs in this process, and its finding count."""
-    from nemo_rl.audit import audit
+    from nemo_rl_workers.checks.audit import audit
 
     tracemalloc.start()
     try:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.bench_support import REPO, VENV_BIN, child_env, print_table, ratio, run_child
-from nemo_rl.workers.static_check import Subject
+from nemo_rl_workers.checks.static_check import Subject
 
 ROUNDS = 3
 GOAL = 0.10
@@ -36,7 +36,7 @@ TEMPLATE = ("template_project.workers.TemplateAutomodelPolicyWorker", "PolicyWor
 
 
 def _subjects() -> list[Subject]:
-    from nemo_rl.workers.registry import default_registry
+    from nemo_rl_workers.model.registry import default_registry
 
     found: list[Subject] = []
     for row in default_registry().rows():
@@ -63,15 +63,15 @@ def _pair(first: Callable[[Path], object], name: str) -> tuple[list[float], list
 
 
 def _judge(cache_folder: Path) -> object:
-    from nemo_rl.workers.static_cache import StaticCache
-    from nemo_rl.workers.static_check import judge
+    from nemo_rl_workers.checks.static_cache import StaticCache
+    from nemo_rl_workers.checks.static_check import judge
 
     reports = judge(_subjects(), cache=StaticCache.open(cache_folder))
     return [(r.subject.fqn, r.ok, r.unusable) for r in reports]
 
 
 def _audit(cache_folder: Path) -> object:
-    from nemo_rl.workers.cli import main
+    from nemo_rl_workers.commands.cli import main
 
     out = io.StringIO()
     code = main(["audit", "--nemo-rl", str(CORPUS), "--json", "--cache-dir", str(cache_folder)],

@@ -1,7 +1,7 @@
 """Corpus throughput: `nemo-rl-workers check` over every migrated upstream config, in one process.
 
 A temporary copy of the corpus (`../shared/corpus/nemo-rl/examples/configs`) is migrated
-in place with `nemo_rl.config.migrate`, then one `check --json` process reads every file,
+in place with `nemo_rl_workers.commands.migrate`, then one `check --json` process reads every file,
 with and without `--no-verify` (verification imports each resolved worker class, torch
 included), side by side with `python -c "import torch"`, round after round. Figures:
 configs per second, wall and CPU seconds (medians), the check process's peak memory, and
@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from bench.bench_support import CORPUS, ChildRun, child_env, print_table, ratio, run_child
-from nemo_rl.config.migrate import run_migrate
+from nemo_rl_workers.commands.migrate import run_migrate
 
 MODES = (("check --no-verify", ("--no-verify",)), ("check (verify)", ()))
 GOALS = {"check --no-verify": 2.5, "check (verify)": 4.0}
@@ -46,7 +46,7 @@ def _migrated_copy(tmp: Path) -> tuple[list[Path], float]:
 def _check(
     files: list[Path], flags: tuple[str, ...], hf_home: Path
 ) -> tuple[ChildRun, dict[str, object]]:
-    argv = [sys.executable, "-m", "nemo_rl.workers", "check", "--json", *flags,
+    argv = [sys.executable, "-m", "nemo_rl_workers", "check", "--json", *flags,
             *map(str, files)]
     run = run_child(argv, env=child_env(HF_HOME=str(hf_home)), timeout_s=300)
     if run.timed_out or run.returncode not in (0, 1, 2):
@@ -83,7 +83,7 @@ def guard_cost() -> dict[str, object]:
     import yaml
     from omegaconf._yaml import get_yaml_loader
 
-    from nemo_rl.config.safe_read import parse_yaml, read_text
+    from nemo_rl_workers.reading.safe_read import parse_yaml, read_text
 
     files = sorted(CORPUS.rglob("*.yaml"))
 

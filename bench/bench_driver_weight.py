@@ -35,10 +35,10 @@ class Case:
 
 CASES = (
     Case("python -c pass (interpreter start)", "pass"),
-    Case("import nemo_rl.workers.resolver", "import nemo_rl.workers.resolver"),
+    Case("import nemo_rl_workers.model.resolver", "import nemo_rl_workers.model.resolver"),
     Case(
         "nemo-rl-workers resolve",
-        "import io; from nemo_rl.workers.cli import main; "
+        "import io; from nemo_rl_workers.commands.cli import main; "
         f"main(['resolve', {str(CONFIG)!r}], out=io.StringIO())",
         (str(VENV_BIN / "nemo-rl-workers"), "resolve", str(CONFIG)),
     ),
@@ -78,7 +78,7 @@ def main() -> dict[str, object]:
         assert isinstance(value, float)
         return value
 
-    resolver, cli = wall("import nemo_rl.workers.resolver"), wall("nemo-rl-workers resolve")
+    resolver, cli = wall("import nemo_rl_workers.model.resolver"), wall("nemo-rl-workers resolve")
     torch, ray = wall("import torch"), wall("import ray")
     ratios = {
         "resolver_vs_torch": round(ratio(resolver, torch), 3),

@@ -18,10 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import ray
-
-from bench.bench_support import local_ray, print_table, ratio
-from contracts.protocols import PolicyWorker
-from contracts.types import TrainBatch
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import (
@@ -30,7 +26,11 @@ from nemo_rl.distributed.worker_groups import (
     RayWorkerGroup,
     WorkerCallError,
 )
-from nemo_rl.workers.registry import DRIVER_ENV
+
+from bench.bench_support import local_ray, print_table, ratio
+from contracts.protocols import PolicyWorker
+from contracts.types import TrainBatch
+from nemo_rl_workers.model.registry import DRIVER_ENV
 from tests.ray.call_fault_workers import FAULT_FQN
 
 WORKERS = (2, 4)

@@ -22,15 +22,16 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from bench.bench_support import CONFIGS, local_ray, median_s, print_table, ratio
-from contracts import clear_cache
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.verification import clear_verification_cache, verify_actors_can_import
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
-from nemo_rl.workers.registry import DRIVER_ENV, WorkerPlugin, WorkerRegistry, build_registry
+
+from bench.bench_support import CONFIGS, local_ray, median_s, print_table, ratio
+from contracts import clear_cache
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import DRIVER_ENV, WorkerPlugin, WorkerRegistry, build_registry
+from nemo_rl_workers.reading.loader import load_config
 
 WORKERS = (1, 2, 4)
 REFUSAL_RUNS = 25

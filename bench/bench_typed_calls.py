@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 import ray
+from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
+from nemo_rl.models.policy.lm_policy import Policy
 
 from bench.bench_support import CONFIGS, local_ray, print_table, ratio
 from contracts import PolicyWorker
-from nemo_rl.config.loader import load_config
-from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.models.policy.lm_policy import Policy
+from nemo_rl_workers.reading.loader import load_config
 
 CALLS = 1500  # per path, interleaved
 WARM_UP = 100

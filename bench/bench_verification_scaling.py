@@ -25,9 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.bench_support import local_ray, print_table, ratio
-from contracts import clear_cache
-from contracts.protocols import PolicyWorker
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.verification import (
     ACTORS_IMPORT,
@@ -37,7 +34,11 @@ from nemo_rl.distributed.verification import (
 )
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import RayWorkerGroup
-from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment
+
+from bench.bench_support import local_ray, print_table, ratio
+from contracts import clear_cache
+from contracts.protocols import PolicyWorker
+from nemo_rl_workers.model.registry import DRIVER_ENV, ActorEnvironment
 from tests.ray.observed import LIGHT_FQN, light_builder
 from tests.ray.second_env import make_second_env
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import sys
 
 import ray
-from template_project.protocols import WeightNormWorker
-
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster, init_ray
 from nemo_rl.models.policy.lm_policy import Policy
+from template_project.protocols import WeightNormWorker
+
+from nemo_rl_workers.reading.loader import load_config
 
 CONFIG = "research/template_project/configs/single_update.yaml"  # from the repository root
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from template_project.protocols import WeightNormWorker
 
 from contracts.types import TrainBatch
-from nemo_rl.config.loader import load_config
+from nemo_rl_workers.reading.loader import load_config
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CONFIG = HERE / "configs" / "single_update.yaml"
@@ -76,7 +76,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import ray
-
     from nemo_rl.distributed.virtual_cluster import init_ray
 
     started_here = not ray.is_initialized()

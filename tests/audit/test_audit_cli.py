@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.workers.cli import main
+from nemo_rl_workers.commands.cli import main
 from tests.audit.tree import write_tree
 
 WORKERS = '''
@@ -164,7 +164,7 @@ def test_audit_needs_only_the_core_dependencies(tree: Path) -> None:
         "import sys\n"
         "for name in ('torch', 'ray', 'modelopt', 'transformers', 'vllm', 'megatron'):\n"
         "    sys.modules[name] = None  # importing it now raises ImportError\n"
-        "from nemo_rl.workers.cli import main\n"
+        "from nemo_rl_workers.commands.cli import main\n"
         f"sys.exit(main(['audit', '--nemo-rl', {str(tree)!r}]))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

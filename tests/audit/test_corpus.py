@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.audit import AuditReport, audit
+from nemo_rl_workers.checks.audit import AuditReport, audit
 
 CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "nemo-rl").resolve()
 

@@ -1,6 +1,6 @@
 """Hostile trees through the real `nemo-rl-workers audit` entry point, in one batch.
 
-Each case runs in one child process through `nemo_rl.workers.cli.main`
+Each case runs in one child process through `nemo_rl_workers.commands.cli.main`
 (tests/hardening/cli_batch.py): a documented exit code, at most one line on stderr,
 never a traceback, in bounded time.
 """

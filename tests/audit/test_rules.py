@@ -293,7 +293,7 @@ class EnvWorker:
             return None
     ''', extra={"nemo_rl/env.py": '''
 import ray
-from nemo_rl.workers import EnvWorker
+from nemo_rl_workers import EnvWorker
 
 
 class Env:
@@ -311,8 +311,8 @@ class Env:
 
 
 def test_bases_outside_the_tree_come_from_the_stubs_or_are_undecided(tmp_path: Path) -> None:
-    from nemo_rl.audit import audit
-    from nemo_rl.audit.run import stub_roots
+    from nemo_rl_workers.checks.audit import audit
+    from nemo_rl_workers.checks.audit.run import stub_roots
     from tests.audit.tree import write_tree
 
     root = write_tree(tmp_path, workers='''

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from nemo_rl.audit import AuditReport, audit
+from nemo_rl_workers.checks.audit import AuditReport, audit
 
 # A dispatching driver like upstream's VllmGeneration: it picks its worker by
 # `vllm_cfg.async_engine` and calls worker methods by name through its worker group.

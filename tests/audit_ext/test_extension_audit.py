@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.workers.cli import main
+from nemo_rl_workers.commands.cli import main
 
 
 def run(args: list[str]) -> tuple[int, str, str]:

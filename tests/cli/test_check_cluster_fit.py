@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
-
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.workers.cli import main
-from nemo_rl.workers.cluster_check import GPU_BUNDLE
+
+from nemo_rl_workers.checks.cluster_check import GPU_BUNDLE
+from nemo_rl_workers.commands.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = str(REPO / "examples" / "configs" / "grpo_tiny.yaml")  # cluster: 1 node x 2 GPUs

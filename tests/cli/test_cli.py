@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.workers.cli import main
-from nemo_rl.workers.resolver import quant_auto_warning
-from nemo_rl.workers.table import BUILTIN_ROWS
+from nemo_rl_workers.commands.cli import main
+from nemo_rl_workers.model.resolver import quant_auto_warning
+from nemo_rl_workers.model.table import BUILTIN_ROWS
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "configs"
@@ -232,7 +232,7 @@ def test_verify_reports_every_violation() -> None:
 
 
 PLUGIN = """
-from nemo_rl.workers.registry import ActorEnvironment, WorkerPlugin
+from nemo_rl_workers.model.registry import ActorEnvironment, WorkerPlugin
 PLUGIN = WorkerPlugin(environments={{
     "cli_plugin.workers.Incomplete": ActorEnvironment("side", {python!r}),
 }})
@@ -276,7 +276,7 @@ def test_check_runs_contract_verification_in_the_class_environment(tmp_path: Pat
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
     done = subprocess.run(
-        [sys.executable, "-m", "nemo_rl.workers", "check", config, "--json"],
+        [sys.executable, "-m", "nemo_rl_workers", "check", config, "--json"],
         capture_output=True,
         text=True,
         env=env,

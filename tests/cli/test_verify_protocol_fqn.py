@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from nemo_rl.workers.cli import main
+from nemo_rl_workers.commands.cli import main
 
 TEMPLATE = "template_project.workers.TemplateAutomodelPolicyWorker"
 DEFAULT = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"

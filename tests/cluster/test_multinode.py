@@ -12,17 +12,22 @@ from typing import Any
 
 import pytest
 import ray
-
-from contracts.protocols import PolicyWorker
-from contracts.types import LogprobBatch, TrainBatch
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.verification import clear_verification_cache, verification_runs
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster, bundle_node_id
 from nemo_rl.distributed.worker_groups import RayWorkerBuilder, RayWorkerGroup, WorkerStartupError
-from nemo_rl.errors import WorkerConfigError
-from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment, WorkerPlugin, build_registry
-from nemo_rl.workers.resolver import FIELD, resolve_policy
+
+from contracts.protocols import PolicyWorker
+from contracts.types import LogprobBatch, TrainBatch
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import (
+    DRIVER_ENV,
+    ActorEnvironment,
+    WorkerPlugin,
+    build_registry,
+)
+from nemo_rl_workers.model.resolver import FIELD, resolve_policy
+from nemo_rl_workers.reading.loader import load_config
 
 from .conftest import GPUS_PER_NODE, REPO_ROOT, ThreeNodes
 from .protocols import NodeReportingWorker

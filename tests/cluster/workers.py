@@ -9,7 +9,6 @@ import time
 from typing import Any
 
 import ray
-
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
 
 # Ranks from this one on take this long to construct: a node can die under them meanwhile.

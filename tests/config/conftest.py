@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.loader import ConfigLoadError, load_config
+from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
 
 CORPUS = (
     Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nemo_rl.config.loader import ConfigLoadError, key_line
-from nemo_rl.config.sections import as_mapping, worker_sections
+from nemo_rl_workers.model.sections import as_mapping, worker_sections
+from nemo_rl_workers.reading.loader import ConfigLoadError, key_line
 
 from .conftest import CORPUS, CorpusResults
 

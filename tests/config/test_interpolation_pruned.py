@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config import loader
-from nemo_rl.config import pruned_resolve as interpolation
-from nemo_rl.config.loader import ConfigLoadError, load_config, load_config_located
-from nemo_rl.config.migrate import run_migrate
+from nemo_rl_workers.commands.migrate import run_migrate
+from nemo_rl_workers.reading import loader
+from nemo_rl_workers.reading import pruned_resolve as interpolation
+from nemo_rl_workers.reading.loader import ConfigLoadError, load_config, load_config_located
 
 from .conftest import CORPUS
 

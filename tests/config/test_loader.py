@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.loader import (
+from nemo_rl_workers.reading.loader import (
     ConfigLoadError,
     key_line,
     key_lines,

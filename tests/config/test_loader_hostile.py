@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.config.loader import MAX_FILE_BYTES, ConfigLoadError, load_config
-from nemo_rl.config.safe_read import MAX_YAML_DEPTH, parse_yaml
+from nemo_rl_workers.reading.loader import MAX_FILE_BYTES, ConfigLoadError, load_config
+from nemo_rl_workers.reading.safe_read import MAX_YAML_DEPTH, parse_yaml
 
 
 def write(path: Path, text: str) -> Path:
@@ -237,7 +237,7 @@ def test_defaults_chain_depth_is_bounded(tmp_path: Path) -> None:
 
 
 def test_resolving_is_bounded_in_time() -> None:
-    from nemo_rl.config.interpolation import within_time
+    from nemo_rl_workers.reading.interpolation import within_time
 
     with pytest.raises(ConfigLoadError, match=r"^c.yaml: interpolations took over 0.2 s"):
         with within_time("c.yaml", 0.2):
@@ -248,7 +248,7 @@ def test_resolving_is_bounded_in_time() -> None:
 def test_environment_values_are_redacted_once_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nemo_rl.config.interpolation import redact
+    from nemo_rl_workers.reading.interpolation import redact
 
     monkeypatch.setenv("NEMO_RL_TEST_TOKEN", "s3cr3t-value")
     config = load_config(write(tmp_path / "c.yaml", "a: ${oc.env:NEMO_RL_TEST_TOKEN}\n"))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nemo_rl.config.cluster import policy_world_size
-from nemo_rl.config.keys import misspelled_key_problems
+from nemo_rl_workers.model.cluster_size import policy_world_size
+from nemo_rl_workers.model.keys import misspelled_key_problems
 from tests.config.conftest import CorpusResults
 
 

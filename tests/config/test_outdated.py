@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.outdated import check_outdated_config, outdated_config_problems
-from nemo_rl.config.sections import worker_sections
-from nemo_rl.errors import Problem, WorkerConfigError
+from nemo_rl_workers.errors import Problem, WorkerConfigError
+from nemo_rl_workers.model.outdated import check_outdated_config, outdated_config_problems
+from nemo_rl_workers.model.sections import worker_sections
 
 from .conftest import CorpusResults
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.teacher import derive_teacher_config
+from nemo_rl_workers.model.teacher import derive_teacher_config
 
 QUANT_POLICY = (
     "nemo_rl.modelopt.models.policy.workers.megatron_quant_policy_worker.MegatronQuantPolicyWorker"

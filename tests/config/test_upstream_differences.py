@@ -10,12 +10,12 @@ import copy
 from typing import Any
 
 import pytest
-
-from nemo_rl.config.outdated import outdated_config_problems
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.modelopt.quantization import quant_cfg_problems
-from nemo_rl.workers.resolver import FIELD, apply_resolution, resolve_config
-from nemo_rl.workers.table import BUILTIN_ROWS
+
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.outdated import outdated_config_problems
+from nemo_rl_workers.model.resolver import FIELD, apply_resolution, resolve_config
+from nemo_rl_workers.model.table import BUILTIN_ROWS
 
 MEGATRON, AUTOMODEL, _, _ = BUILTIN_ROWS
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import get_args
 
 from contracts.verify import Rule as ViolationKind
-from nemo_rl.config.loader import LoadErrorKind
-from nemo_rl.config.preflight import RULES as PREFLIGHT_RULES
+from nemo_rl_workers.model.preflight import RULES as PREFLIGHT_RULES
+from nemo_rl_workers.reading.loader import LoadErrorKind
 from tests.docs.snippets import REPO
 
 GUIDE = REPO / "docs" / "guides" / "worker-extensions.md"

@@ -17,7 +17,7 @@ import yaml
 from junitparser import JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
-from nemo_rl.workers.formats.rules import RULES
+from nemo_rl_workers.findings.catalogue import RULES
 from tests.docs.snippets import REPO, TIMEOUT_S, Block, read_blocks, shell_env
 
 GUIDE = REPO / "docs" / "guides" / "worker-extensions.md"

@@ -141,7 +141,7 @@ def test_python_block(block: Block, request: pytest.FixtureRequest) -> None:
 @pytest.mark.parametrize("block", _of("yaml", "config"))
 def test_yaml_config_block(block: Block, tmp_path: Path) -> None:
     """A config snippet is a whole config; it passes the driver-side rules (or fails as said)."""
-    from nemo_rl.workers.cli import main
+    from nemo_rl_workers.commands.cli import main
 
     rest = block.directive("config") or ""
     match = re.fullmatch(r"(?:exits (\d+))?", rest)

@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from nemo_rl.workers.cli import main
+from nemo_rl_workers.commands.cli import main
 from tests.docs.snippets import REPO
 
 SCHEMA_PATH = REPO / "docs" / "schemas" / "check.schema.json"

@@ -53,7 +53,7 @@ def test_hook_needs_only_the_core_dependencies(hook: dict[str, Any]) -> None:
         "import sys\n"
         "for name in ('torch', 'ray', 'modelopt', 'transformers', 'vllm'):\n"
         "    sys.modules[name] = None  # importing it now raises ImportError\n"
-        "from nemo_rl.workers.cli import main\n"
+        "from nemo_rl_workers.commands.cli import main\n"
         f"sys.exit(main({args!r}))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,

@@ -13,22 +13,22 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from contracts.init_call import POLICY_INIT
-from nemo_rl.config.outdated import outdated_config_problems
-from nemo_rl.config.teacher import derive_teacher_config
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import R0_DEPRECATION, Policy
 from nemo_rl.pipeline import WorkerPlan
-from nemo_rl.workers.contract_check import WorkerCheck, check_worker_class
-from nemo_rl.workers.registry import WorkerRegistry, WorkerRow
-from nemo_rl.workers.resolver import (
+
+from contracts.init_call import POLICY_INIT
+from nemo_rl_workers.checks.contract_check import WorkerCheck, check_worker_class
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.outdated import outdated_config_problems
+from nemo_rl_workers.model.registry import WorkerRegistry, WorkerRow
+from nemo_rl_workers.model.resolver import (
     FIELD,
     quant_auto_warning,
     resolve_generation,
     resolve_policy,
 )
-from nemo_rl.workers.table import BUILTIN_ROWS
+from nemo_rl_workers.model.table import BUILTIN_ROWS
+from nemo_rl_workers.model.teacher import derive_teacher_config
 from tests.docs.snippets import REPO
 
 GUIDE = REPO / "docs" / "guides" / "worker-extensions.md"

@@ -13,9 +13,9 @@ import pytest
 from junitparser import Failure, JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
-from nemo_rl.audit import cli as audit_cli
-from nemo_rl.audit import run as audit_run
-from nemo_rl.workers.cli import main
+from nemo_rl_workers.checks.audit import run as audit_run
+from nemo_rl_workers.commands import audit as audit_cli
+from nemo_rl_workers.commands.cli import main
 from tests.audit.test_rules import WORKERS
 from tests.audit.tree import write_tree
 

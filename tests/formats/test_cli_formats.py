@@ -16,7 +16,7 @@ import pytest
 from junitparser import Failure, JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
-from nemo_rl.workers.cli import main
+from nemo_rl_workers.commands.cli import main
 from tests.docs.snippets import REPO
 
 MISMATCHED = "examples/configs/mismatched_quant.yaml"

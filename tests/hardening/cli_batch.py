@@ -2,7 +2,7 @@
 
 The hostile-input suite has hundreds of inputs; a fresh interpreter for each would take
 minutes on two busy cores. Each invocation goes through the CLI's real entry point,
-`nemo_rl.workers.cli.main`, with its own output buffers. Reads a JSON list of
+`nemo_rl_workers.commands.cli.main`, with its own output buffers. Reads a JSON list of
 [cwd, argv] from stdin; checks the configs named after argv[1] first, to warm up; appends
 one JSON line per invocation to the file named by argv[1] as soon as it is done (so a
 hang names its input): exit code, stdout, stderr, seconds, and the probe modules imported.
@@ -18,7 +18,7 @@ import time
 
 
 def main() -> int:
-    from nemo_rl.workers.cli import main as cli
+    from nemo_rl_workers.commands.cli import main as cli
 
     jobs = json.loads(sys.stdin.read())
     # Warm up: the first `check` imports the worker classes (torch) and ModelOpt; that is not

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
-from nemo_rl.workers.registry import ActorEnvironment, WorkerRegistry
+
+from nemo_rl_workers.model.registry import ActorEnvironment, WorkerRegistry
 from tests.ray.fault_workers import fault_registry, fqn_of
 
 FAULTY_RANK = 1

@@ -21,14 +21,13 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from nemo_rl.config.loader import ConfigLoadError, load_config
-from nemo_rl.config.outdated import outdated_config_problems
-from nemo_rl.config.preflight import preflight_problems
-from nemo_rl.errors import Problem, WorkerConfigError
-from nemo_rl.workers.analysis import analyze_config, analyze_file
-from nemo_rl.workers.report import ConfigReport
-from nemo_rl.workers.resolver import Resolution, resolve_config
-from nemo_rl.workers.table import BUILTIN_ROWS
+from nemo_rl_workers.checks.config_check import ConfigReport, analyze_config, analyze_file
+from nemo_rl_workers.errors import Problem, WorkerConfigError
+from nemo_rl_workers.model.outdated import outdated_config_problems
+from nemo_rl_workers.model.preflight import preflight_problems
+from nemo_rl_workers.model.resolver import Resolution, resolve_config
+from nemo_rl_workers.model.table import BUILTIN_ROWS
+from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
 
 SECTION_ROOTS = ("policy", "teacher", "teachers")
 BUILTIN_FQNS = sorted(

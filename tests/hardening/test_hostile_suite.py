@@ -229,7 +229,7 @@ def test_a_strict_output_encoding_and_a_non_utf8_name(tmp_path: Path) -> None:
 def test_the_safety_net_names_a_file_with_the_traceback(tmp_path: Path) -> None:
     """A fault injected on purpose (the command's body replaced by one that raises)."""
     code = (
-        "import sys\nimport nemo_rl.workers.cli as cli\n"
+        "import sys\nimport nemo_rl_workers.commands.cli as cli\n"
         "def injected_fault(*a):\n    raise RuntimeError('injected')\n"
         "cli._run = injected_fault\nsys.exit(cli.main(['check', 'x.yaml']))\n"
     )

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_record, ray_resources_snapshot
 from nemo_rl.distributed.verification import VERIFY_TIMEOUT_ENV, clear_verification_cache
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import WorkerStartupError
 from nemo_rl.models.policy.lm_policy import Policy
-from nemo_rl.workers.registry import ActorEnvironment, WorkerRegistry
+
+from nemo_rl_workers.model.registry import ActorEnvironment, WorkerRegistry
+from nemo_rl_workers.reading.loader import load_config
 from tests.hardening.fault_workers import (
     FAULTY_RANK,
     SLEEP_KEY,

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
+
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.observed import allocates_nothing
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]  # ~10 real actor starts: about a minute

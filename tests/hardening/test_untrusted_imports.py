@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 import ray
-
-from bench.bench_support import child_env, run_child
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
+
+from bench.bench_support import child_env, run_child
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.observed import control_start_is_seen
 
 MODULE = "tests.hardening.untrusted_side_effect"
@@ -67,7 +67,7 @@ def test_the_module_would_write_the_marker_if_imported() -> None:
 
 @pytest.mark.parametrize("command", ["check", "resolve"])
 def test_cli_refuses_without_importing(command: str, tmp_path: Path) -> None:
-    cli = [sys.executable, "-m", "nemo_rl.workers", command, str(write_config(tmp_path))]
+    cli = [sys.executable, "-m", "nemo_rl_workers", command, str(write_config(tmp_path))]
     run = run_child(cli, env=child_env())
     assert run.returncode == 1, (run.stdout, run.stderr)
     assert f"{FIELD}={FQN} is not registered" in run.stdout

@@ -53,7 +53,7 @@ def _run(venv: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`nemo-rl-workers ARGS` in the light venv; prints the heavy modules it imported."""
     code = (
         "import sys\n"
-        "from nemo_rl.workers.cli import main\n"
+        "from nemo_rl_workers.commands.cli import main\n"
         f"code = main({list(args)!r})\n"
         f"heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r})\n"
         "print('HEAVY=' + ','.join(heavy))\n"

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.migrate import FileReport, migrate_paths, run_migrate, write_atomic
+from nemo_rl_workers.commands.migrate import FileReport, migrate_paths, run_migrate, write_atomic
 from tests.migrate.test_migrate_text import quantized_fqn
 
 OLD = "policy:\n  # backend\n  dtensor_cfg:\n    _v2: true\n    enabled: true\n"
@@ -249,7 +249,7 @@ def test_a_file_named_twice_is_migrated_once(tmp_path: Path) -> None:
 # Faults injected on purpose: a user (or another tool) edits or deletes a file between the
 # moment migrate reads it and the moment it would replace it.
 def _edit_after_planning(monkeypatch: pytest.MonkeyPatch, fault: Callable[[Path], object]) -> None:
-    import nemo_rl.config.migrate as migrate
+    import nemo_rl_workers.commands.migrate as migrate
 
     planned = migrate.migrate_paths
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.config.loader import ConfigLoadError, load_config
-from nemo_rl.config.migrate import run_migrate
-from nemo_rl.config.outdated import check_outdated_config
-from nemo_rl.workers import resolve_config
+from nemo_rl_workers import resolve_config
+from nemo_rl_workers.commands.migrate import run_migrate
+from nemo_rl_workers.model.outdated import check_outdated_config
+from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
 
 pytestmark = pytest.mark.slow  # ~300 real files, several seconds on a shared CPU
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nemo_rl.config.migrate import MigrationError, migrate_text
-from nemo_rl.workers import default_registry
+from nemo_rl_workers import default_registry
+from nemo_rl_workers.commands.migrate import MigrationError, migrate_text
 
 
 def quantized_fqn(role: str, backend: str, mode: str | None = None) -> str:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from nemo_rl.config.cluster import policy_world_size
+from nemo_rl_workers.model.cluster_size import policy_world_size
 from tests.cli.test_cli import run, write
 
 # TP=2 divides a cluster of 2 or 4 GPUs, not one of 3.

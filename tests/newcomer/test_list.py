@@ -8,9 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from nemo_rl.workers.listing import render_listing, worker_listing
-from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment, WorkerPlugin, WorkerRegistry
-from nemo_rl.workers.table import BUILTIN_ROWS
+from nemo_rl_workers.commands.listing import render_listing, worker_listing
+from nemo_rl_workers.model.registry import (
+    DRIVER_ENV,
+    ActorEnvironment,
+    WorkerPlugin,
+    WorkerRegistry,
+)
+from nemo_rl_workers.model.table import BUILTIN_ROWS
 from tests.cli.test_cli import run
 
 TEMPLATE_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"
@@ -85,7 +90,7 @@ def test_a_broken_entry_point_is_one_line_exit_2(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env["PYTHONPATH"] = str(tmp_path)
     for argv in (["list"], ["verify", TEMPLATE_FQN, "--protocol", "PolicyWorker"]):
-        done = subprocess.run([sys.executable, "-m", "nemo_rl.workers", *argv], env=env,
+        done = subprocess.run([sys.executable, "-m", "nemo_rl_workers", *argv], env=env,
                               capture_output=True, text=True, timeout=300, check=False)
         assert (done.returncode, done.stdout) == (2, ""), done.stderr
         assert done.stderr.splitlines() == [

@@ -7,15 +7,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from contracts.init_call import GENERATION_INIT, POLICY_INIT
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.pipeline import plan_generation, plan_policy
+
+from contracts.init_call import GENERATION_INIT, POLICY_INIT
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.reading.loader import load_config
 
 AUTOMODEL = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
 MEGATRON_QUANT = (

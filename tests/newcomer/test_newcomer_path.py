@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
-from nemo_rl.workers.registry import build_registry
+
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import build_registry
+from nemo_rl_workers.reading.loader import load_config
 from tests.docs.snippets import REPO, VENV_BIN
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -63,7 +63,7 @@ class ParameterCounter(PolicyWorker, Protocol):
 
 REGISTRATION = '''\
 from first_ext.protocols import ParameterCounter
-from nemo_rl.workers.registry import DRIVER_ENV, WorkerPlugin
+from nemo_rl_workers.model.registry import DRIVER_ENV, WorkerPlugin
 
 PLUGIN = WorkerPlugin(
     environments={"first_ext.workers.CountingWorker": DRIVER_ENV},

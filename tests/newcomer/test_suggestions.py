@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.keys import generation_key_problems, misspelled_key_problems
+from nemo_rl_workers.model.keys import generation_key_problems, misspelled_key_problems
 from tests.cli.test_cli import run, write
 
 TEMPLATE_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"

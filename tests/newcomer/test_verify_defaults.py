@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from nemo_rl.workers.builder_defaults import builder_defaults
-from nemo_rl.workers.registry import WorkerRegistry
-from nemo_rl.workers.table import BUILTIN_ROWS
+from nemo_rl_workers.checks.builder_defaults import builder_defaults
+from nemo_rl_workers.model.registry import WorkerRegistry
+from nemo_rl_workers.model.table import BUILTIN_ROWS
 from tests.cli.test_cli import run
 from tests.ray.fault_workers import BadInitWorker, NotASubclassWorker
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.loader import ConfigLoadError, load_config
-from nemo_rl.config.preflight import preflight_problems
+from nemo_rl_workers.model.preflight import preflight_problems
+from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
 
 CORPUS = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "nemo-rl" / "examples"

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nemo_rl.config.preflight import (
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.preflight import (
     RULES,
     TP_ACCURACY_ESCAPE_ENV,
     check_preflight,
     preflight_problems,
     vllm_supports_fp32_lm_head,
 )
-from nemo_rl.errors import WorkerConfigError
 from tests.preflight.configs import AUTOMODEL, NEMOTRON_H, WORLD_SIZE, base_config, edited
 
 NO_ENV: dict[str, str] = {}

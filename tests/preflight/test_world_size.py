@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.config.preflight import world_size_from
+from nemo_rl_workers.model.preflight import world_size_from
 
 
 @pytest.mark.parametrize(("nodes", "gpus", "world", "expected"), [

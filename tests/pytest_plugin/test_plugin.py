@@ -282,6 +282,6 @@ def test_audited_trees_are_items_with_their_baseline(pytester: pytest.Pytester) 
 def run_cli(*argv: str) -> int:
     import io
 
-    from nemo_rl.workers.cli import main
+    from nemo_rl_workers.commands.cli import main
 
     return main(list(argv), io.StringIO(), io.StringIO())

@@ -19,9 +19,10 @@ import os
 import time
 from typing import Any
 
-from contracts.types import TrainBatch, TrainResult
 from nemo_rl.distributed.presence import waiting_for_peers
 from nemo_rl.distributed.rendezvous import DataParallelError
+
+from contracts.types import TrainBatch, TrainResult
 from tests.ray.light_workers import LightPolicyWorker
 
 BARRIER = "the injected barrier"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 
-from contracts.types import TrainBatch, TrainResult
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
+
+from contracts.types import TrainBatch, TrainResult
 
 HANG_S = 3600.0
 

@@ -12,11 +12,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Protocol
 
+from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
 from template_project.protocols import WeightNormWorker
 
 from contracts.protocols import PolicyWorker
-from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
-from nemo_rl.workers.registry import DRIVER_ENV, WorkerPlugin, WorkerRegistry, build_registry
+from nemo_rl_workers.model.registry import DRIVER_ENV, WorkerPlugin, WorkerRegistry, build_registry
 from tests.ray.fault_workers import fqn_of
 
 

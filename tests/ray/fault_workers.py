@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contracts.types import TrainBatch, TrainResult
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
-from nemo_rl.workers.registry import (
+
+from contracts.types import TrainBatch, TrainResult
+from nemo_rl_workers.model.registry import (
     DRIVER_ENV,
     ActorEnvironment,
     WorkerPlugin,

@@ -15,13 +15,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-
-from contracts.protocols import PolicyWorker
 from nemo_rl.distributed.inventory import ray_record, ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import RayWorkerBuilder, RayWorkerGroup
-from nemo_rl.errors import WorkerConfigError
-from nemo_rl.workers.registry import DRIVER_ENV
+
+from contracts.protocols import PolicyWorker
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import DRIVER_ENV
 from tests.ray.light_workers import LightPolicyWorker
 
 LIGHT_FQN = f"{LightPolicyWorker.__module__}.{LightPolicyWorker.__qualname__}"

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 import ray
-
-from contracts.protocols import PolicyWorker
-from contracts.types import TrainBatch
 from nemo_rl.distributed.inventory import RayRecord, ray_record
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import RayWorkerBuilder, RayWorkerGroup, WorkerCallError
-from nemo_rl.workers.registry import DRIVER_ENV
+
+from contracts.protocols import PolicyWorker
+from contracts.types import TrainBatch
+from nemo_rl_workers.model.registry import DRIVER_ENV
 from tests.ray.call_fault_workers import BARRIER, FAULT_FQN, InjectedFault
 
 pytestmark = pytest.mark.ray

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 import ray
+from nemo_rl.distributed.virtual_cluster import ClusterAllocationError, RayVirtualCluster
+from nemo_rl.distributed.worker_groups import RayWorkerGroup
 from ray.util.placement_group import placement_group, remove_placement_group
 
 from contracts.protocols import PolicyWorker
-from nemo_rl.distributed.virtual_cluster import ClusterAllocationError, RayVirtualCluster
-from nemo_rl.distributed.worker_groups import RayWorkerGroup
 from tests.ray.observed import allocates_nothing, control_start_is_seen, light_builder
 
 pytestmark = pytest.mark.ray
@@ -79,7 +79,7 @@ def test_check_at_the_address_gives_the_verdict_a_real_start_gives(ray_cluster: 
     address = ray.get_runtime_context().gcs_address
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     done = subprocess.run(
-        [sys.executable, "-m", "nemo_rl.workers", "check", tiny, "--no-verify", "--json",
+        [sys.executable, "-m", "nemo_rl_workers", "check", tiny, "--no-verify", "--json",
          "--address", address],
         capture_output=True, text=True, timeout=120, cwd=REPO, env=env, check=False,
     )

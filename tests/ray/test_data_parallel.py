@@ -12,11 +12,6 @@ from typing import Any
 import pytest
 import ray
 import torch
-from ray.exceptions import RayTaskError
-
-from contracts.protocols import PolicyWorker
-from contracts.types import TrainBatch, TrainResult
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.data_parallel import DataParallelError, DataParallelGroup
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.rendezvous import MASTER_ADDR_ENV, MASTER_PORT_ENV, TIMEOUT_ENV
@@ -24,7 +19,12 @@ from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import WorkerCallError
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
-from nemo_rl.workers.registry import DRIVER_ENV
+from ray.exceptions import RayTaskError
+
+from contracts.protocols import PolicyWorker
+from contracts.types import TrainBatch, TrainResult
+from nemo_rl_workers.model.registry import DRIVER_ENV
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.dp_fault_workers import HANGING_FQN
 from tests.ray.fault_workers import fault_registry
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from nemo_rl.demo import CONFIGS, refused_before_allocation
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
+
 from tests.ray.observed import allocates_nothing, control_start_is_seen
 
 pytestmark = pytest.mark.ray

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 import ray
-
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.generation.vllm.vllm_generation import (
     VllmGeneration,
     vllm_unavailable_reason,
 )
+
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.observed import allocates_nothing, control_start_is_seen
 
 pytestmark = pytest.mark.ray

@@ -11,10 +11,6 @@ from typing import Any
 
 import pytest
 import ray
-
-from contracts.calltime import ContractCallError
-from contracts.protocols import PolicyWorker
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import (
     live_placement_group_count,
     named_actor_count,
@@ -22,9 +18,13 @@ from nemo_rl.distributed.inventory import (
 )
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import WorkerStartupError
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
-from nemo_rl.workers.resolver import quant_auto_warning
+
+from contracts.calltime import ContractCallError
+from contracts.protocols import PolicyWorker
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.resolver import quant_auto_warning
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.fault_workers import FaultyInitWorker, fault_registry, fqn_of
 
 pytestmark = pytest.mark.ray

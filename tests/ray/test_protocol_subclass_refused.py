@@ -15,20 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from contracts import ContractError, PolicyWorker, check, verify
-from contracts.types import TrainBatch, TrainResult
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import (
     live_placement_group_count,
     named_actor_count,
     ray_resources_snapshot,
 )
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
-from nemo_rl.workers.registry import DRIVER_ENV
+
+from contracts import ContractError, PolicyWorker, check, verify
+from contracts.types import TrainBatch, TrainResult
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import DRIVER_ENV
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.fault_workers import fault_registry, fqn_of
 
 CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.verification import clear_verification_cache, verification_report
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
 from nemo_rl.models.policy.lm_policy import Policy
-from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment
+
+from nemo_rl_workers.model.registry import DRIVER_ENV, ActorEnvironment
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.fault_workers import (
     BadInitWorker,
     MissingMethodWorker,

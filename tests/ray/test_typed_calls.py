@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from contracts import ContractError, PolicyWorker, QuantPolicyWorker
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_resources_snapshot
 from nemo_rl.distributed.narrowing import narrowing_checks
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import STRING_CALL_DEPRECATION, WorkerCallError
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.lm_policy import Policy
+
+from contracts import ContractError, PolicyWorker, QuantPolicyWorker
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.extension_workers import (
     NoNormWorker,
     StreamingPolicyWorker,

@@ -10,10 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from contracts.init_call import POLICY_INIT
-from contracts.protocols import PolicyWorker
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.inventory import ray_record
 from nemo_rl.distributed.verification import (
     Where,
@@ -24,9 +20,13 @@ from nemo_rl.distributed.verification import (
 )
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.distributed.worker_groups import RayWorkerGroup
-from nemo_rl.errors import WorkerConfigError
-from nemo_rl.workers.registry import DRIVER_ENV, ActorEnvironment
-from nemo_rl.workers.resolver import Resolution, resolve_policy
+
+from contracts.init_call import POLICY_INIT
+from contracts.protocols import PolicyWorker
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import DRIVER_ENV, ActorEnvironment
+from nemo_rl_workers.model.resolver import Resolution, resolve_policy
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.fault_workers import MissingMethodWorker, fault_registry, fqn_of
 from tests.ray.observed import (
     LIGHT_FQN,

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from nemo_rl.config.loader import load_config
 from nemo_rl.distributed.verification import clear_verification_cache
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 from nemo_rl.models.generation.vllm.vllm_generation import VllmGeneration
-from nemo_rl.workers.registry import DRIVER_ENV
+
+from nemo_rl_workers.model.registry import DRIVER_ENV
+from nemo_rl_workers.reading.loader import load_config
 from tests.ray.fault_workers import fault_registry, fqn_of
 from tests.ray.observed import refused_cleanly
 from tests.vllm_rule.extensions import (

@@ -11,10 +11,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
 from nemo_rl.distributed.inventory import ray_resources_snapshot
-from nemo_rl.workers.registry import default_registry
-from nemo_rl.workers.resolver import resolve_config
+
+from nemo_rl_workers.model.registry import default_registry
+from nemo_rl_workers.model.resolver import resolve_config
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "research" / "template_project"
@@ -34,7 +34,7 @@ def load_script() -> ModuleType:
 
 
 def test_the_config_selects_the_extension_through_the_entry_point() -> None:
-    from nemo_rl.config.loader import load_config
+    from nemo_rl_workers.reading.loader import load_config
 
     (policy,) = resolve_config(load_config(str(CONFIG)))
     assert (policy.fqn, policy.rule, policy.source) == (WORKER_FQN, "R2", "config")

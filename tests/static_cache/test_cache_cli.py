@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.workers.cli import main
+from nemo_rl_workers.commands.cli import main
 from tests.docs.snippets import REPO
 
 GOOD = ("verify", "template_project.workers.TemplateAutomodelPolicyWorker",
@@ -118,7 +118,7 @@ def test_processes_sharing_a_cache_at_once_all_get_right_verdicts(tmp_path: Path
     for _ in range(3):
         procs = [
             (argv, subprocess.Popen(
-                [sys.executable, "-m", "nemo_rl.workers", *argv, "--cache-dir", str(cache)],
+                [sys.executable, "-m", "nemo_rl_workers", *argv, "--cache-dir", str(cache)],
                 cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
             for argv in (GOOD, BAD, GOOD, BAD)
         ]

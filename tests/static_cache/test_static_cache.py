@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.workers import static_check
-from nemo_rl.workers.static_cache import FORMAT, MAX_ENTRY_BYTES, StaticCache
-from nemo_rl.workers.static_check import StaticReport, Subject, judge
+from nemo_rl_workers.checks import static_check
+from nemo_rl_workers.checks.static_cache import FORMAT, MAX_ENTRY_BYTES, StaticCache
+from nemo_rl_workers.checks.static_check import StaticReport, Subject, judge
 
 PROTOCOL = """\
 from __future__ import annotations

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.workers.registry import ENTRY_POINT_GROUP
+from nemo_rl_workers.model.registry import ENTRY_POINT_GROUP
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(str(p.relative_to(REPO)) for p in (REPO / "examples" / "configs").glob("*.yaml"))
 HEAVY = ("torch", "ray", "vllm", "modelopt", "transformers")
 
 REGISTRATION = '''\
-from nemo_rl.workers.registry import DRIVER_ENV, WorkerPlugin
+from nemo_rl_workers.model.registry import DRIVER_ENV, WorkerPlugin
 
 PLUGIN = WorkerPlugin(rows=(), environments={"toy_ext.workers.BrokenPolicy": DRIVER_ENV})
 '''
@@ -57,7 +57,7 @@ def _run(args: list[str], pythonpath: str = "") -> subprocess.CompletedProcess[s
     # Runs `main` and then reports which heavy or worker modules the process imported.
     code = (
         "import sys\n"
-        "from nemo_rl.workers.cli import main\n"
+        "from nemo_rl_workers.commands.cli import main\n"
         f"code = main({args!r})\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
         f"{HEAVY!r} or '.workers.' in m and m.startswith(('nemo_rl.models', "
@@ -77,7 +77,7 @@ def _loaded(done: subprocess.CompletedProcess[str]) -> str:
 def test_examples_check_statically_as_they_do_at_runtime() -> None:
     static = _run(["check", "--static", "--json", *EXAMPLES])
     runtime = subprocess.run(
-        [sys.executable, "-m", "nemo_rl.workers", "check", "--json", *EXAMPLES],
+        [sys.executable, "-m", "nemo_rl_workers", "check", "--json", *EXAMPLES],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
     )
     assert static.returncode == runtime.returncode == 1  # mismatched_quant.yaml: R5
@@ -140,7 +140,7 @@ def test_a_class_in_another_environment_is_located_with_its_interpreter(
     """The class's environment is another Python: its import path is asked of that
     interpreter (which runs, imports nothing of ours), the Protocols are the driver's."""
     (extension / "toy_ext_registration.py").write_text(
-        "from nemo_rl.workers.registry import ActorEnvironment, WorkerPlugin\n\n"
+        "from nemo_rl_workers.model.registry import ActorEnvironment, WorkerPlugin\n\n"
         f"OTHER = ActorEnvironment(name='other', py_executable={str(OTHER_PYTHON)!r})\n"
         "PLUGIN = WorkerPlugin(rows=(), environments={'toy_ext.workers.BrokenPolicy': OTHER})\n"
     )
@@ -178,7 +178,7 @@ def test_no_verify_wins_over_static(extension: Path) -> None:
 def test_hostile_static_arguments_are_one_line_and_exit_2(args: list[str], says: str) -> None:
     from io import StringIO
 
-    from nemo_rl.workers.cli import main
+    from nemo_rl_workers.commands.cli import main
 
     out, err = StringIO(), StringIO()
     code = main(args, out, err)

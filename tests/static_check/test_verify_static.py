@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.workers import static_cli
-from nemo_rl.workers.cli import main
-from nemo_rl.workers.static_check import Subject, judge
+from nemo_rl_workers.checks.static_check import Subject, judge
+from nemo_rl_workers.commands import static as static_cli
+from nemo_rl_workers.commands.cli import main
 
 PACKAGE_INIT = '''\
 from pathlib import Path
@@ -83,7 +83,7 @@ def tree(tmp_path: Path) -> Path:
 def _cli(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     return subprocess.run(
-        [sys.executable, "-m", "nemo_rl.workers", *args],
+        [sys.executable, "-m", "nemo_rl_workers", *args],
         env=env, capture_output=True, text=True, timeout=300, check=False,
     )
 
@@ -185,7 +185,7 @@ def test_no_checker_installed_is_unusable_input(monkeypatch: pytest.MonkeyPatch)
 def test_the_guide_lists_every_static_finding_kind() -> None:
     from typing import get_args
 
-    from nemo_rl.workers.static_check import StaticRule
+    from nemo_rl_workers.checks.static_check import StaticRule
     from tests.docs.test_catalogue import catalogue_section, table_names
 
     assert table_names(catalogue_section("Static findings")) == list(get_args(StaticRule))
@@ -193,7 +193,7 @@ def test_the_guide_lists_every_static_finding_kind() -> None:
 
 def test_a_regular_package_wins_over_an_earlier_namespace_folder(tmp_path: Path) -> None:
     """As in Python's path finder: namespace portions count only if no package exists."""
-    from nemo_rl.workers.static_check import ImportRoots, Located, locate
+    from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
 
     (tmp_path / "first" / "pkg").mkdir(parents=True)  # a bare folder named like the package
     (tmp_path / "second" / "pkg").mkdir(parents=True)

@@ -105,10 +105,10 @@ def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 def test_the_graph_is_read_from_every_module() -> None:
     graph = import_graph()
-    assert {"contracts.hints", "contracts.verify", "nemo_rl.workers.registry",
-            "nemo_rl.workers.table"} <= set(graph)
+    assert {"contracts.hints", "contracts.verify", "nemo_rl_workers.model.registry",
+            "nemo_rl_workers.model.table"} <= set(graph)
     assert "contracts.hints" in graph["contracts.verify"]
-    assert "nemo_rl.workers.table" in graph["nemo_rl.workers.registry"]
+    assert "nemo_rl_workers.model.table" in graph["nemo_rl_workers.model.registry"]
 
 
 def test_find_cycle_finds_a_late_import_cycle() -> None:

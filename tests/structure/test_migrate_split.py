@@ -1,4 +1,4 @@
-"""`nemo_rl.config.migrate` split by concern (issue 22): text edits at node spans
+"""`nemo_rl_workers.commands.migrate` split by concern (issue 22): text edits at node spans
 (`yaml_edits`), file safety (`migrate_files`), the migration and planning (`migration`),
 and the command driver (`migrate`), which keeps every name callers import from it."""
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import nemo_rl.config.migrate as migrate
-from nemo_rl.config import migrate_files, migration, yaml_edits
+import nemo_rl_workers.commands.migrate as migrate
+from nemo_rl_workers.model import migration
+from nemo_rl_workers.reading import migrate_files, yaml_edits
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,11 +50,11 @@ def _imported_modules(module: object) -> set[str]:
 def test_each_module_keeps_to_its_concern() -> None:
     # Text edits know nothing of files, the registry or the command line.
     assert not _imported_modules(yaml_edits) & {
-        "os", "pathlib", "tempfile", "argparse", "nemo_rl.workers.registry",
-        "nemo_rl.workers.resolver", "nemo_rl.config.migrate_files"}
+        "os", "pathlib", "tempfile", "argparse", "nemo_rl_workers.model.registry",
+        "nemo_rl_workers.model.resolver", "nemo_rl_workers.reading.migrate_files"}
     # File safety neither edits YAML nor resolves workers.
     assert not {m for m in _imported_modules(migrate_files)
-                if m.startswith(("ruamel", "nemo_rl.workers", "nemo_rl.config.migration"))}
+                if m.startswith(("ruamel", "nemo_rl_workers.model", "nemo_rl_workers.checks"))}
     # The rules and the planning never parse a command line or write files.
     assert not _imported_modules(migration) & {"argparse", "tempfile", "difflib"}
     sizes = {m.__name__: len(Path(m.__file__ or "").read_text().splitlines())

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 import pytest
-
 from nemo_rl.models.generation.vllm.vllm_worker import VllmEngineSettings
 
 STUBS = Path(__file__).resolve().parents[2] / "stubs"

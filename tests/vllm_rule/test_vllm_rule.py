@@ -7,20 +7,20 @@ import json
 from pathlib import Path
 
 import pytest
-
-from contracts.init_call import GENERATION_INIT
 from nemo_rl.modelopt.models.generation.vllm_quant_backend import (
     VllmQuantInternalWorkerExtension,
 )
 from nemo_rl.models.generation.vllm.vllm_backend import VllmInternalWorkerExtension
-from nemo_rl.workers.cli import main
-from nemo_rl.workers.contract_check import WorkerCheck, check_worker_class
-from nemo_rl.workers.vllm_extension_rule import (
+
+from contracts.init_call import GENERATION_INIT
+from nemo_rl_workers.checks.contract_check import WorkerCheck, check_worker_class
+from nemo_rl_workers.checks.vllm_extension_rule import (
     ExtensionRuleUnavailable,
     installed_manifests,
     load_rule,
     runtime_names,
 )
+from nemo_rl_workers.commands.cli import main
 from tests.vllm_rule import extensions
 
 STUBS_MANIFEST = Path(__file__).resolve().parents[2] / "stubs" / "manifest.json"

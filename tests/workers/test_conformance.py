@@ -7,8 +7,8 @@ import importlib
 import pytest
 
 from contracts import INIT_CALLS, PROTOCOLS, verify
-from nemo_rl.workers.registry import WorkerRow
-from nemo_rl.workers.table import BUILTIN_ROWS
+from nemo_rl_workers.model.registry import WorkerRow
+from nemo_rl_workers.model.table import BUILTIN_ROWS
 
 
 def load(fqn: str) -> type:
@@ -34,7 +34,7 @@ def test_conformance_module_imports_nothing_heavy() -> None:
     import sys
 
     code = (
-        "import sys, nemo_rl.workers.conformance, nemo_rl.models.policy.workers, "
+        "import sys, nemo_rl.conformance, nemo_rl.models.policy.workers, "
         "nemo_rl.models.generation.vllm, nemo_rl.modelopt.models.generation; "
         "print(sorted({'torch', 'vllm', 'modelopt', 'transformers'} & set(sys.modules)))"
     )

@@ -6,11 +6,11 @@ import math
 from pathlib import Path
 
 import pytest
-
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
 from nemo_rl.models.policy.workers.base_policy_worker import BasePolicyWorker
 from nemo_rl.models.policy.workers.megatron_policy_worker import MegatronPolicyWorker
+
+from nemo_rl_workers.errors import WorkerConfigError
 from tests.workers.helpers import BATCH, policy_config
 
 WORKERS: dict[str, type[BasePolicyWorker]] = {

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.modelopt.models.policy.workers.automodel_quant_policy_worker import (
     AutomodelQuantPolicyWorker,
 )
@@ -16,6 +14,8 @@ from nemo_rl.modelopt.models.policy.workers.megatron_quant_policy_worker import 
 from nemo_rl.modelopt.models.policy.workers.quant_policy_base import QuantizedPolicyWorkerBase
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
 from nemo_rl.models.policy.workers.megatron_policy_worker import MegatronPolicyWorker
+
+from nemo_rl_workers.errors import WorkerConfigError
 from tests.workers.helpers import BATCH, policy_config
 
 QUANT_WORKERS: dict[str, type[QuantizedPolicyWorkerBase]] = {

@@ -8,9 +8,6 @@ import importlib.util
 from typing import Any
 
 import pytest
-
-from contracts.types import GenerationBatch
-from nemo_rl.errors import WorkerConfigError
 from nemo_rl.modelopt.models.generation.vllm_quant_backend import (
     VllmQuantInternalWorkerExtension,
 )
@@ -24,6 +21,9 @@ from nemo_rl.models.generation.vllm.vllm_worker import (
     VllmGenerationWorker,
 )
 from nemo_rl.models.generation.vllm.vllm_worker_async import VllmAsyncGenerationWorker
+
+from contracts.types import GenerationBatch
+from nemo_rl_workers.errors import WorkerConfigError
 
 BASE_EXT = "nemo_rl.models.generation.vllm.vllm_backend.VllmInternalWorkerExtension"
 QUANT_EXT = "nemo_rl.modelopt.models.generation.vllm_quant_backend.VllmQuantInternalWorkerExtension"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nemo_rl.workers import WorkerRow, default_registry
+from nemo_rl_workers import WorkerRow, default_registry
 
 ROWS: tuple[WorkerRow, ...] = default_registry().rows()
 ROW_IDS = [f"{r.role}-{r.backend}-{r.mode or 'train'}" for r in ROWS]

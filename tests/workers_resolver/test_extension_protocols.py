@@ -11,17 +11,17 @@ import pytest
 from template_project.protocols import WeightNormWorker
 
 from contracts import GenerationWorker, PolicyWorker
-from nemo_rl.config.loader import load_config
-from nemo_rl.errors import WorkerConfigError
-from nemo_rl.workers import resolve_config, resolve_generation
-from nemo_rl.workers.cli import main
-from nemo_rl.workers.registry import (
+from nemo_rl_workers import resolve_config, resolve_generation
+from nemo_rl_workers.commands.cli import main
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import (
     DRIVER_ENV,
     RegistryError,
     WorkerPlugin,
     build_registry,
     default_registry,
 )
+from nemo_rl_workers.reading.loader import load_config
 from tests.research.test_template_project import CONFIG, WORKER_FQN
 
 WEIGHT_NORM = "template_project.protocols.WeightNormWorker"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl.errors import WorkerConfigError
-from nemo_rl.workers import resolve_generation, resolve_policy
-from nemo_rl.workers.registry import (
+from nemo_rl_workers import resolve_generation, resolve_policy
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.registry import (
     ENTRY_POINT_GROUP,
     RegistryError,
     build_registry,
@@ -20,7 +20,7 @@ from nemo_rl.workers.registry import (
 )
 
 PLUGIN_MODULE = """
-from nemo_rl.workers.registry import ActorEnvironment, WorkerPlugin, WorkerRow
+from nemo_rl_workers.model.registry import ActorEnvironment, WorkerPlugin, WorkerRow
 
 RESEARCH_ENV = ActorEnvironment(name="research", py_executable={python!r})
 
@@ -122,7 +122,7 @@ def test_plugin_clashing_with_a_builtin_row_is_rejected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = textwrap.dedent("""
-        from nemo_rl.workers.registry import WorkerPlugin, WorkerRow
+        from nemo_rl_workers.model.registry import WorkerPlugin, WorkerRow
         PLUGIN = WorkerPlugin(rows=(WorkerRow("policy", "megatron", None, "x.Y", None,
                                               "PolicyWorker", None),))
     """)
@@ -134,7 +134,7 @@ def test_plugin_clashing_with_a_builtin_row_is_rejected(
 
 def test_resolver_module_imports_nothing_heavy() -> None:
     code = (
-        "import sys, nemo_rl.workers, nemo_rl.config.sections\n"
+        "import sys, nemo_rl_workers, nemo_rl_workers.model.sections\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
         "{'torch', 'ray', 'vllm', 'modelopt', 'transformers'})\n"
         "print(','.join(heavy))"

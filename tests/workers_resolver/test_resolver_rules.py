@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from nemo_rl.errors import WorkerConfigError
-from nemo_rl.workers import (
+from nemo_rl_workers import (
     Resolution,
     WorkerRow,
     resolve_config,
     resolve_generation,
     resolve_policy,
 )
-from nemo_rl.workers.resolver import quant_auto_warning
+from nemo_rl_workers.errors import WorkerConfigError
+from nemo_rl_workers.model.resolver import quant_auto_warning
 from tests.workers_resolver.sections import ROW_IDS, ROWS, path_for, section_for
 
 CUSTOM = "research.template.CustomWorker"
@@ -96,7 +96,7 @@ def test_r3_quant_cfg_fills_in_the_quantized_worker_with_the_exact_warning(row: 
 
 @pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
 def test_r3_written_back_makes_the_second_resolution_silent(row: WorkerRow) -> None:
-    from nemo_rl.workers import apply_resolution
+    from nemo_rl_workers import apply_resolution
 
     section = section_for(row, quant_cfg="INT8_DEFAULT_CFG")
     first = resolve(row, section)

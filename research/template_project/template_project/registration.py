@@ -4,7 +4,7 @@ contract it is verified against before any actor starts.
 Kept import-light (no torch): the driver reads it while resolving configs.
 """
 
-from nemo_rl.workers.registry import DRIVER_ENV, WorkerPlugin
+from nemo_rl_workers.model.registry import DRIVER_ENV, WorkerPlugin
 from template_project.protocols import WeightNormWorker
 
 WORKER_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import torch
-
 from nemo_rl.models.policy.workers.automodel_policy_worker import AutomodelPolicyWorker
 
 

@@ -1,3 +1,0 @@
-from nemo_rl.workers.cli import main
-
-raise SystemExit(main())

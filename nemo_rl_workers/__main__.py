@@ -1,0 +1,3 @@
+from nemo_rl_workers.commands.cli import main
+
+raise SystemExit(main())

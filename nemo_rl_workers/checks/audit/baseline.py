@@ -1,0 +1,59 @@
+"""Baselines: today's findings, by rule, driver method, worker method and worker class
+(never by line, so unrelated edits do not invalidate them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from nemo_rl_workers.checks.audit.rules import Finding
+from nemo_rl_workers.reading.source import SourceProblem, read_source
+
+VERSION = 1
+KEYS = ("rule", "driver", "method", "worker")
+
+Key = tuple[str, str, str, str]
+
+
+class BaselineError(ValueError):
+    """A baseline file that cannot be used; `str()` is one line naming the file."""
+
+
+def read_baseline(path: Path) -> set[Key]:
+    text = read_source(path)  # the same guarded reader: regular file, bounded, UTF-8
+    if isinstance(text, SourceProblem):
+        raise BaselineError(f"baseline {text}")
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise BaselineError(f"baseline {path}: is not JSON ({err})") from err
+    entries = data.get("findings") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise BaselineError(
+            f"baseline {path}: expected an object with a 'findings' list, as "
+            "--write-baseline writes")
+    keys: set[Key] = set()
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in KEYS):
+            raise BaselineError(
+                f"baseline {path}: findings[{index}] needs the strings {', '.join(KEYS)}")
+        keys.add((entry["rule"], entry["driver"], entry["method"], entry["worker"]))
+    return keys
+
+
+def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
+    """Replace `path` atomically with the findings' keys, sorted (a stable diff)."""
+    entries = [dict(zip(KEYS, key, strict=True)) for key in sorted({f.key for f in findings})]
+    text = json.dumps({"version": VERSION, "findings": entries}, indent=2) + "\n"
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, temp = tempfile.mkstemp(prefix=".audit-baseline-", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,345 @@
+"""Extensions against the NeMo-RL revision they are written for, from source.
+
+For one extension class (a subclass of some worker a driver starts):
+- its *role*: the driver whose worker it extends, found from its MRO (the worker class
+  of a driver that shares the nearest base with it);
+- its *own* classes: those of its MRO that are not in that worker's MRO (the class
+  itself, the user's mixins);
+- every `super().m(...)` / `self.m(...)` in its own classes' methods, resolved against
+  its MRO at that revision: a missing method, an unknown keyword, a missing required
+  argument, too many positional arguments;
+- every driver call of the role that reaches one of its own overrides: a keyword the
+  driver sends that the override does not take, a required parameter never sent.
+
+What cannot be told (a base outside the tree, a decorator that may change the
+signature, a `*args`/`**kwargs` at the call) is *unknown*: listed, never a finding.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from nemo_rl_workers.checks.audit.extension_knowledge import TRANSPARENT_DECORATORS
+from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
+from nemo_rl_workers.reading.source import (
+    ClassInfo,
+    Function,
+    Resolver,
+    SourceTree,
+    base_names,
+    resolve_fqn,
+)
+
+Condition = frozenset[tuple[str, bool]]
+
+
+@dataclass(frozen=True)
+class DriverCall:
+    """A worker method a driver calls by name (from the driver side of the audit)."""
+
+    driver: str  # the calling function, e.g. "Policy.train"
+    owner: str  # the driver whose workers receive it, e.g. "Policy"
+    method: str
+    keywords: frozenset[str]
+    open_keywords: bool
+    positional: int
+    call: str
+    condition: Condition = frozenset()
+
+
+@dataclass(frozen=True)
+class RoleWorker:
+    """A worker class a driver can start, under a condition."""
+
+    driver: str
+    fqn: str
+    condition: Condition = frozenset()
+
+
+@dataclass
+class ExtensionAudit:
+    """What the audit learned about one extension class."""
+
+    fqn: str
+    info: ClassInfo | None
+    role: str | None = None
+    stands_for: RoleWorker | None = None
+    own: tuple[str, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    calls_checked: int = 0  # super()/self calls judged
+    driver_calls_checked: int = 0  # driver calls that reach one of its overrides
+
+    @property
+    def where(self) -> str:
+        return self.info.where if self.info is not None else ""
+
+
+def _conflicts(a: Condition, b: Condition) -> bool:
+    return any((name, not value) in b for name, value in a)
+
+
+def _describe(condition: Condition) -> str:
+    return " and ".join(f"{n}={'true' if v else 'false'}" for n, v in sorted(condition))
+
+
+def _transparent(function: Function) -> bool:
+    """Whether the decorators keep the signature a caller must bind (or forward to it)."""
+    return all(d.split("(")[0] in TRANSPARENT_DECORATORS for d in function.decorators)
+
+
+def find_role(
+    resolver: Resolver, info: ClassInfo, workers: Sequence[RoleWorker]
+) -> tuple[RoleWorker | None, list[RoleWorker]]:
+    """The worker the extension stands for: the driver worker sharing the nearest base
+    (ties: every such worker, the first one chosen, all returned)."""
+    mro = [c.fqn for c in resolver.mro(info).classes]
+    best: int | None = None
+    chosen: list[RoleWorker] = []
+    for worker in workers:
+        target = resolve_fqn(resolver.tree, worker.fqn)
+        if target is None:
+            continue
+        theirs = {c.fqn for c in resolver.mro(target).classes}
+        position = next((i for i, fqn in enumerate(mro[1:], 1) if fqn in theirs), None)
+        if position is None:
+            continue
+        if best is None or position < best:
+            best, chosen = position, [worker]
+        elif position == best:
+            chosen.append(worker)
+    return (chosen[0] if chosen else None), chosen
+
+
+def audit_extension(
+    tree: SourceTree,
+    resolver: Resolver,
+    fqn: str,
+    workers: Sequence[RoleWorker],
+    driver_calls: Iterable[DriverCall],
+) -> ExtensionAudit:
+    info = resolve_fqn(tree, fqn)
+    audit = ExtensionAudit(fqn, info)
+    if info is None:
+        audit.unknown.append(f"{fqn}: no such class in the tree or under --path")
+        return audit
+    mro = resolver.mro(info)
+    if mro.problem is not None:
+        audit.unknown.append(f"{fqn}: {mro.problem}")
+        return audit
+    stands_for, ties = find_role(resolver, info, workers)
+    base_mro: set[str] = set()
+    if stands_for is not None:
+        audit.role, audit.stands_for = stands_for.driver, stands_for
+        target = resolve_fqn(tree, stands_for.fqn)
+        if target is not None:
+            base_mro = {c.fqn for c in resolver.mro(target).classes}
+        if len({w.driver for w in ties}) > 1:
+            audit.unknown.append(
+                f"{fqn}: its nearest NeMo-RL base is shared by workers of "
+                f"{', '.join(sorted({w.driver for w in ties}))}; judged as {stands_for.driver}'s"
+            )
+    else:
+        audit.unknown.append(f"{fqn}: extends no worker class a driver of the tree starts")
+    own = [c for c in mro.classes if c.fqn not in base_mro]
+    audit.own = tuple(c.fqn for c in own)
+    if mro.unknown:
+        audit.unknown.append(
+            f"{fqn}: bases not found in the tree or under --path: {', '.join(mro.unknown)} "
+            "(methods they may define are unknown)"
+        )
+    checker = _Calls(tree, resolver, info, audit)
+    for cls in own:
+        for function in cls.methods.values():
+            checker.body_calls(cls, function)
+    if stands_for is not None:
+        for call in driver_calls:
+            if call.owner != stands_for.driver or _conflicts(call.condition,
+                                                             stands_for.condition):
+                continue
+            checker.driver_call(call, {c.fqn for c in own})
+    return audit
+
+
+@dataclass
+class _Calls:
+    tree: SourceTree
+    resolver: Resolver
+    info: ClassInfo
+    audit: ExtensionAudit
+
+    def __post_init__(self) -> None:
+        self.mro = list(self.resolver.mro(self.info).classes)
+        self.unknown_after = self._unknown_positions()
+        self.instance_attributes = self._instance_attributes()
+
+    def _unknown_positions(self) -> int | None:
+        """The first MRO index whose class has a base outside the tree (None: none)."""
+        for index, cls in enumerate(self.mro):
+            for name in base_names(self.tree, cls):
+                if resolve_fqn(self.tree, name) is None:
+                    return index
+        return None
+
+    def _instance_attributes(self) -> set[str]:
+        """Names any class of the MRO assigns on `self` (a callable may be stored there)."""
+        out: set[str] = set()
+        for cls in self.mro:
+            for function in cls.methods.values():
+                for node in ast.walk(function.node):
+                    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        for target in targets:
+                            if (isinstance(target, ast.Attribute)
+                                    and isinstance(target.value, ast.Name)
+                                    and target.value.id == "self"):
+                                out.add(target.attr)
+        return out
+
+    def lookup(self, name: str, start: int) -> tuple[Function, ClassInfo] | str:
+        """The method `name` an instance finds from MRO index `start`, or why not known."""
+        for index in range(start, len(self.mro)):
+            if self.unknown_after is not None and index > self.unknown_after:
+                return "unknown"
+            cls = self.mro[index]
+            if name in cls.methods:
+                return cls.methods[name], cls
+            if name in cls.attributes:
+                return "attribute"
+            if "__getattr__" in cls.methods:
+                return "unknown"
+        if self.unknown_after is not None:
+            return "unknown"
+        return "missing"
+
+    def body_calls(self, cls: ClassInfo, function: Function) -> None:
+        index = self.mro.index(cls)
+        for node in ast.walk(function.node):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            receiver = node.func.value
+            via_super = (
+                isinstance(receiver, ast.Call)
+                and isinstance(receiver.func, ast.Name)
+                and receiver.func.id == "super"
+                and not receiver.args
+            )
+            via_self = isinstance(receiver, ast.Name) and receiver.id == "self"
+            if not (via_super or via_self):
+                continue
+            name = node.func.attr
+            if via_self and (name in self.instance_attributes or name.startswith("__")):
+                continue
+            found = self.lookup(name, index + 1 if via_super else 0)
+            spelled = f"{'super()' if via_super else 'self'}.{name}"
+            where = f"{function.file}:{node.lineno}"
+            caller = f"{cls.name}.{function.name}"
+            if found == "missing":
+                self.finding(
+                    "extension-missing-method", caller, name, where, self.mro[-1].where,
+                    f"{caller} calls {spelled}(...), but no class of {self.info.fqn}'s MRO "
+                    f"at this revision defines {name} ({len(self.mro)} classes, ending at "
+                    f"{self.mro[-1].fqn})",
+                )
+                continue
+            if isinstance(found, str):
+                if found == "unknown":
+                    self.audit.unknown.append(
+                        f"{where}: {spelled}: may be defined by a base outside the tree")
+                continue
+            target, owner = found
+            self.audit.calls_checked += 1
+            self.arguments(node, target, owner, caller, spelled, where)
+
+    def arguments(
+        self, node: ast.Call, target: Function, owner: ClassInfo, caller: str, spelled: str,
+        where: str,
+    ) -> None:
+        if not _transparent(target):
+            self.audit.unknown.append(
+                f"{where}: {spelled}: {owner.name}.{target.name} is decorated "
+                f"({', '.join(target.decorators)}); its signature is not judged")
+            return
+        params = target.bound_params()
+        splat_kw = any(k.arg is None for k in node.keywords)
+        splat_pos = any(isinstance(a, ast.Starred) for a in node.args)
+        names = {p.name for p in params if p.kind != "positional-only"}
+        takes_kwargs = target.takes_var_keyword
+        for keyword in node.keywords:
+            if keyword.arg is not None and keyword.arg not in names and not takes_kwargs:
+                self.finding(
+                    "extension-unknown-keyword", caller, target.name, where, target.where,
+                    f"{caller} calls {spelled}(..., {keyword.arg}=...), but "
+                    f"{owner.fqn}.{target.name} has no parameter {keyword.arg} and no **kwargs",
+                )
+        if splat_pos or splat_kw:
+            return
+        positional = [p for p in params if p.kind in ("positional-only", "positional")]
+        given_pos = len(node.args)
+        if given_pos > len(positional) and not target.takes_var_positional:
+            self.finding(
+                "extension-too-many-positional", caller, target.name, where, target.where,
+                f"{caller} calls {spelled}(...) with {given_pos} positional arguments, but "
+                f"{owner.fqn}.{target.name} takes {len(positional)}",
+            )
+        given = {p.name for p in positional[:given_pos]} | {
+            k.arg for k in node.keywords if k.arg is not None
+        }
+        for param in params:
+            if param.kind in ("var-positional", "var-keyword") or param.has_default:
+                continue
+            if param.name not in given:
+                self.finding(
+                    "extension-missing-argument", caller, target.name, where, target.where,
+                    f"{caller} calls {spelled}(...) without {param.name}, a required "
+                    f"parameter of {owner.fqn}.{target.name}",
+                )
+
+    def driver_call(self, call: DriverCall, own: set[str]) -> None:
+        found = self.lookup(call.method, 0)
+        if isinstance(found, str):
+            return  # missing/unknown on the default worker too: the driver-side audit's
+        target, owner = found
+        if owner.fqn not in own:
+            return  # reaches NeMo-RL's own definition: judged by the driver-side audit
+        self.audit.driver_calls_checked += 1
+        if not _transparent(target):
+            self.audit.unknown.append(
+                f"{call.call}: {call.method}: the override {owner.name}.{target.name} is "
+                f"decorated ({', '.join(target.decorators)}); its signature is not judged")
+            return
+        params = target.bound_params()
+        names = {p.name for p in params if p.kind != "positional-only"}
+        when = f" (when {_describe(call.condition)})" if call.condition else ""
+        if not target.takes_var_keyword:
+            for keyword in sorted(call.keywords - names):
+                self.finding(
+                    "override-unknown-keyword", call.driver, call.method, call.call,
+                    target.where,
+                    f"{call.driver} sends {keyword}= to {call.method}{when}, but the "
+                    f"override {owner.fqn}.{target.name} has no parameter {keyword} and no "
+                    "**kwargs",
+                )
+        if call.open_keywords:
+            return
+        positional = [p for p in params if p.kind in ("positional-only", "positional")]
+        given = {p.name for p in positional[: call.positional]} | set(call.keywords)
+        for param in params:
+            if param.kind in ("var-positional", "var-keyword") or param.has_default:
+                continue
+            if param.name not in given:
+                self.finding(
+                    "override-missing-argument", call.driver, call.method, call.call,
+                    target.where,
+                    f"{call.driver} calls {call.method}{when} without {param.name}, which the "
+                    f"override {owner.fqn}.{target.name} requires",
+                )
+
+    def finding(
+        self, rule: RuleName, driver: str, method: str, call: str, definition: str, message: str
+    ) -> None:
+        self.audit.findings.append(
+            Finding(rule, RULES[rule], driver, method, self.info.fqn, call, definition, message)
+        )

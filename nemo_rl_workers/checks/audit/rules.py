@@ -1,0 +1,184 @@
+"""The audit's rules: each resolved dispatch against each worker class its driver can
+start under the dispatch's condition. Only what would fail at runtime is a finding
+(dispatch sends every argument by keyword, so keyword-only parameters and
+`*args, **kwargs` overrides are fine; Ray runs an `async def` method for a plain
+`.remote()` and `ray.get` returns its result, so `async def` alone is no finding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
+
+from nemo_rl_workers.checks.audit.conditions import conflicts, describe
+from nemo_rl_workers.checks.audit.drivers import Dispatch, Driver, WorkerChoice, restricted
+from nemo_rl_workers.reading.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn
+
+Severity: TypeAlias = Literal["error", "warning"]
+RuleName: TypeAlias = Literal[
+    "missing-method", "stub-body", "unknown-keyword", "required-not-sent", "stream-mismatch",
+    # The extension side (audit.extension_rules, audit.vllm_extensions).
+    "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
+    "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
+    "vllm-extension-clash", "collective-rpc-missing",
+]
+
+RULES: Final[dict[RuleName, Severity]] = {
+    "missing-method": "error",
+    "stub-body": "warning",
+    "unknown-keyword": "error",
+    "required-not-sent": "error",
+    "stream-mismatch": "error",
+    "extension-missing-method": "error",
+    "extension-unknown-keyword": "error",
+    "extension-missing-argument": "error",
+    "extension-too-many-positional": "error",
+    "override-unknown-keyword": "error",
+    "override-missing-argument": "error",
+    "vllm-extension-clash": "error",
+    "collective-rpc-missing": "error",
+}
+"""Every rule and its severity (the guide's "Audit findings" table lists each)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One call a worker class cannot serve as the driver makes it."""
+
+    rule: RuleName
+    severity: Severity
+    driver: str  # the driver function, e.g. "Policy.train"
+    method: str  # the worker method called by name
+    worker: str  # the worker class FQN, as the driver names it
+    call: str  # file:line where the driver gives the method name
+    definition: str  # file:line of the method's definition, or where the MRO ends
+    message: str
+    condition: str = ""  # the switches the call runs under ("" when unconditional)
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """What a baseline records: no line numbers."""
+        return (self.rule, self.driver, self.method, self.worker)
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """A call the source cannot decide (a base outside the tree and the stubs)."""
+
+    driver: str
+    method: str
+    worker: str
+    call: str
+    reason: str
+
+
+def _stub_counts(owner: ClassInfo, function: Function, resolver: Resolver) -> bool:
+    """`raise NotImplementedError` always; `pass`/`...`/a docstring only when abstract
+    (`@abstractmethod`, or in an ABC/Protocol/`...Interface` class). A `pass` in a
+    concrete base is a deliberate default no-op, which cannot fail."""
+    if function.stub is None:
+        return False
+    if function.stub == "raise NotImplementedError" or function.is_abstract:
+        return True
+    bases = {b.rsplit(".", 1)[-1] for c in resolver.mro(owner).classes for b in c.bases}
+    return owner.name.endswith("Interface") or bool(bases & {"ABC", "Protocol"})
+
+
+def check(
+    tree: SourceTree, resolver: Resolver, dispatches: list[Dispatch],
+    drivers: dict[str, tuple[Driver | None, list[WorkerChoice]]],
+) -> tuple[list[Finding], list[Undecided]]:
+    findings: list[Finding] = []
+    undecided: list[Undecided] = []
+    seen: set[tuple[object, ...]] = set()
+    for dispatch in dispatches:
+        driver, choices = drivers.get(dispatch.owner, (None, []))
+        if dispatch.worker is not None:  # a handle of one known class
+            choices = [c for c in choices if c.fqn == dispatch.worker] or [
+                WorkerChoice(dispatch.worker, frozenset(), dispatch.call)]
+        condition = restricted(dispatch, driver)
+        for choice in choices:
+            if conflicts(condition, choice.condition):
+                continue
+            key = (dispatch.call, dispatch.via, dispatch.method, choice.fqn, dispatch.function)
+            if key in seen:
+                continue
+            seen.add(key)
+            info = resolve_fqn(tree, choice.fqn)
+            if info is None:
+                continue  # listed with the worker classes as not found in the tree
+            # When it fails: the call's switches and those that select this class.
+            when = describe(condition | choice.condition)
+            found, more = _judge(dispatch, choice, info, resolver, when)
+            findings.extend(found)
+            undecided.extend(more)
+    return findings, undecided
+
+
+def _judge(
+    dispatch: Dispatch, choice: WorkerChoice, info: ClassInfo, resolver: Resolver, when: str
+) -> tuple[list[Finding], list[Undecided]]:
+    def finding(rule: RuleName, definition: str, message: str) -> Finding:
+        return Finding(rule, RULES[rule], dispatch.function, dispatch.method, choice.fqn,
+                       dispatch.call, definition, message, when)
+
+    mro = resolver.mro(info)
+    located = resolver.find_method(info, dispatch.method)
+    if located is None:
+        if resolver.has_attribute(info, dispatch.method):
+            return [], []
+        if mro.unknown or mro.problem:
+            why = mro.problem or f"its bases {', '.join(mro.unknown)} are outside the tree " \
+                "and the installed stubs"
+            return [], [Undecided(dispatch.function, dispatch.method, choice.fqn,
+                                  dispatch.call, why)]
+        end = mro.classes[-1]
+        return [finding(
+            "missing-method", end.where,
+            f"{dispatch.function} calls {dispatch.method!r} on {choice.fqn}, which has no such "
+            f"method (its MRO ends at {end.name})" + (f" when {when}" if when else ""),
+        )], []
+    function, owner = located
+    out: list[Finding] = []
+    if _stub_counts(owner, function, resolver):
+        out.append(finding(
+            "stub-body", function.where,
+            f"{dispatch.function} calls {dispatch.method!r} on {choice.fqn}, where it is only a "
+            f"stub ({function.stub} in {owner.name})",
+        ))
+    params = function.bound_params()
+    accepts = {p.name for p in params if p.kind != "positional-only"}
+    if not function.takes_var_keyword:
+        for keyword in sorted(dispatch.keywords - accepts):
+            out.append(finding(
+                "unknown-keyword", function.where,
+                f"{dispatch.function} sends {keyword}= to {choice.fqn}.{dispatch.method}, "
+                f"which takes no such parameter and no **kwargs",
+            ))
+    if not dispatch.open_keywords:
+        positional = dispatch.positional
+        for index, param in enumerate(params):
+            if param.has_default or param.kind in ("var-positional", "var-keyword"):
+                continue
+            if param.kind in ("positional-only", "positional") and index < positional:
+                continue
+            if param.name not in dispatch.keywords:
+                out.append(finding(
+                    "required-not-sent", function.where,
+                    f"{dispatch.function} never sends {param.name}, a required parameter of "
+                    f"{choice.fqn}.{dispatch.method}",
+                ))
+    generator = function.is_generator
+    if dispatch.stream is True and not generator:
+        out.append(finding(
+            "stream-mismatch", function.where,
+            f"{dispatch.function} reads {dispatch.method!r} as a stream (ObjectRefGenerator), "
+            f"but {owner.name}.{dispatch.method} is not a generator",
+        ))
+    elif dispatch.stream is False and generator:
+        out.append(finding(
+            "stream-mismatch", function.where,
+            f"{dispatch.function} reads {dispatch.method!r} as one value, but "
+            f"{owner.name}.{dispatch.method} is a generator (Ray returns an ObjectRefGenerator)",
+        ))
+    return out, []

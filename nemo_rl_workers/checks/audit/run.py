@@ -1,0 +1,201 @@
+"""One audit of one tree: read it once, find its drivers and workers, apply the rules."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nemo_rl_workers.checks.audit.drivers import (
+    Driver,
+    DriverReader,
+    DriverSide,
+    Unresolved,
+    WorkerChoice,
+)
+from nemo_rl_workers.checks.audit.knowledge import driver_side
+from nemo_rl_workers.checks.audit.rules import Finding, Undecided, check
+from nemo_rl_workers.reading.source import (
+    ImportRoots,
+    Resolver,
+    SourceProblem,
+    SourceTree,
+    read_tree,
+    resolve_fqn,
+)
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.audit.extensions import ExtensionSection
+
+PACKAGE = "nemo_rl"
+
+
+class UnusableTree(ValueError):
+    """The path cannot be audited at all; `str()` is one line."""
+
+
+@dataclass(frozen=True)
+class WorkerClass:
+    fqn: str
+    definition: str | None  # file:line, None when the tree does not define it
+    drivers: tuple[str, ...]
+    environment: str | None
+
+
+@dataclass
+class AuditReport:
+    root: str
+    findings: list[Finding] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
+    sites: int = 0
+    unresolved: list[Unresolved] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)  # every class that starts or calls workers
+    # Driver class name -> the drivers whose workers it calls (itself, or e.g. "Policy").
+    calls_workers_of: dict[str, set[str]] = field(default_factory=dict)
+    workers: list[WorkerClass] = field(default_factory=list)
+    problems: list[SourceProblem] = field(default_factory=list)
+    files_read: int = 0
+    suppressed: int = 0  # findings the baseline already records
+    extensions: ExtensionSection | None = None  # the extension side, when it ran
+
+    @property
+    def resolved(self) -> int:
+        return self.sites - len({u.call for u in self.unresolved})
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """One read of a tree, as the rules that follow the driver side's see it (the
+    extension side: nemo_rl_workers.checks.audit.extensions)."""
+
+    root: Path
+    tree: SourceTree
+    resolver: Resolver
+    side: DriverSide
+    choices: dict[str, tuple[Driver | None, list[WorkerChoice]]]
+
+
+def stub_roots() -> list[Path]:
+    """Stub packages installed beside this interpreter (`vllm-stubs`), for bases
+    outside the audited tree."""
+    found: list[Path] = []
+    for entry in ImportRoots.of_this_interpreter().paths:
+        candidate = Path(entry) / "vllm-stubs"
+        if candidate.is_dir() and candidate not in found:
+            found.append(candidate)
+    return found
+
+
+def checkout_root(path: Path) -> Path:
+    """The folder holding the `nemo_rl` package: PATH itself, or its parent when PATH
+    is the package folder; UnusableTree when neither is."""
+    try:
+        if not path.exists():
+            raise UnusableTree(f"{path}: no such folder")
+        if not path.is_dir():
+            raise UnusableTree(f"{path}: is not a folder")
+        if (path / PACKAGE / "__init__.py").is_file():
+            return path
+        if path.name == PACKAGE and (path / "__init__.py").is_file():
+            return path.parent
+    except OSError as err:
+        raise UnusableTree(f"{path}: cannot be read: {err.strerror or err}") from err
+    raise UnusableTree(
+        f"{path}: is not a NeMo-RL checkout (no {PACKAGE}/__init__.py in it); give the folder "
+        f"that holds the {PACKAGE} package"
+    )
+
+
+def _relative(where: str, root: Path) -> str:
+    try:
+        return os.path.relpath(where, root)
+    except ValueError:
+        return where
+
+
+EXTENSION_MARKERS = ("worker_extension_cls", "worker_cls", "collective_rpc")
+
+
+def _extension_side(text: str) -> bool:
+    """Modules the extension side reads in full (what generation workers hand vLLM)."""
+    return driver_side(text) or any(marker in text for marker in EXTENSION_MARKERS)
+
+
+def _under(where: str, roots: list[str]) -> bool:
+    file = str(Path(where.rpartition(":")[0] or where).resolve())
+    return any(file == r or file.startswith(r + os.sep) for r in roots)
+
+
+def _order(where: str) -> tuple[str, int]:
+    file, _, line = where.rpartition(":")
+    return (file, int(line)) if line.isdigit() else (where, 0)
+
+
+def audit(
+    path: Path,
+    *,
+    stubs: list[Path] | None = None,
+    paths: Sequence[Path] = (),
+    extend: Callable[[AuditContext], tuple[list[Finding], ExtensionSection]] | None = None,
+) -> AuditReport:
+    """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout").
+
+    `paths`: more import roots read with it (a user's own packages, `--path`); `extend`:
+    more rules on the same model, whose findings join the report's."""
+    root = checkout_root(path)
+    # Import roots other than the checkout are read like stub roots: every module under
+    # each, named from that root, in the same one-pass model. The extension side needs
+    # every module modelled (it looks for what generation workers hand vLLM anywhere).
+    tree = read_tree(root, packages=[PACKAGE],
+                     stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)],
+                     eager=driver_side if extend is None else _extension_side)
+    resolver = Resolver(tree)
+    reader = DriverReader(tree, resolver)
+    side = reader.read()
+    owners = {d.name for d in side.drivers.values()}
+    owners |= {d.owner for d in side.dispatches}
+    choices = {name: reader.choices_of(name) for name in owners}
+    findings, undecided = check(tree, resolver, side.dispatches, choices)
+    if paths:
+        # A script under --path calls the workers of the extension it selects: its calls
+        # are judged against that extension (the extension side), not the defaults.
+        roots = [str(Path(p).resolve()) for p in paths]
+        findings = [f for f in findings if not _under(f.call, roots)]
+    section: ExtensionSection | None = None
+    if extend is not None:
+        more, section = extend(AuditContext(root, tree, resolver, side, choices))
+        findings = [*findings, *more]
+
+    def rel(where: str) -> str:
+        file, _, line = where.rpartition(":")
+        return f"{_relative(file, root)}:{line}" if file else _relative(where, root)
+
+    report = AuditReport(str(path))
+    report.findings = sorted(
+        (Finding(f.rule, f.severity, f.driver, f.method, f.worker, rel(f.call),
+                 rel(f.definition), f.message, f.condition) for f in findings),
+        key=lambda f: (_order(f.call), f.worker, f.rule))
+    report.undecided = [Undecided(u.driver, u.method, u.worker, rel(u.call), u.reason)
+                        for u in undecided]
+    report.sites = side.sites
+    report.unresolved = [Unresolved(u.driver, u.function, rel(u.call), u.helper, u.reason)
+                         for u in side.unresolved]
+    report.drivers = sorted(side.drivers.values(), key=lambda d: d.fqn)
+    for dispatch in side.dispatches:
+        report.calls_workers_of.setdefault(dispatch.driver, set()).add(dispatch.owner)
+    by_worker: dict[str, list[str]] = {}
+    for driver in report.drivers:
+        for choice in driver.choices:
+            by_worker.setdefault(choice.fqn, []).append(driver.name)
+    for fqn, names in sorted(by_worker.items()):
+        info = resolve_fqn(tree, fqn)
+        report.workers.append(WorkerClass(
+            fqn, rel(info.where) if info is not None else None,
+            tuple(dict.fromkeys(names)), side.environments.get(fqn)))
+    report.problems = [
+        SourceProblem(_relative(p.file, root), p.message, p.line) for p in tree.problems]
+    report.files_read = tree.files_read
+    report.extensions = section
+    return report

@@ -1,0 +1,100 @@
+"""One config file through the driver-side rules, for `resolve` and `check`.
+
+The order is the pre-allocation order of `Policy` (outdated rules, preflight,
+resolver, contract verification), minus the allocation. Problems are collected,
+never raised, and located at the file and line where their key is set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nemo_rl_workers.errors import Problem
+from nemo_rl_workers.model.resolver import Resolution, resolve_sections
+from nemo_rl_workers.model.sections import section_at
+from nemo_rl_workers.reading.origin import locate
+
+
+@dataclass
+class ConfigReport:
+    """Everything learned about one config file."""
+
+    config: str
+    workers: list[Resolution] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    # Set when the file could not be used at all (exit code 2).
+    unusable: str | None = None
+    # The world size the preflight rules ran with, and how the config's `cluster:` gave
+    # it (None when a flag gave it, or nothing did).
+    world_size: int | None = None
+    world_size_from: str | None = None
+
+
+def analyze_file(
+    path: str,
+    overrides: Sequence[str],
+    *,
+    world_size: int | None,
+    verify: bool,
+    preflight: bool,
+    world_size_from_config: bool = False,
+) -> ConfigReport:
+    """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section."""
+    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
+
+    report = ConfigReport(config=path)
+    try:
+        config, lines = load_config_located(path, overrides)
+    except ConfigLoadError as err:
+        # The line already names `path`; a fault in a file down its `defaults:` chain must
+        # name that file too, or the user is sent to the wrong one.
+        same_file = err.file is None or err.file == os.path.normpath(path)
+        report.unusable = err.reason if same_file else str(err)
+        return report
+    if world_size is None and world_size_from_config:
+        from nemo_rl_workers.model.cluster_size import policy_world_size
+
+        size = policy_world_size(config)
+        world_size, report.world_size_from = size.world_size, size.how
+        report.problems.extend(size.problems)
+    report.world_size = world_size
+    analyze_config(config, report, world_size=world_size, verify=verify, preflight=preflight)
+    report.problems = [locate(path, lines, p) for p in report.problems]
+    return report
+
+
+def analyze_config(
+    config: dict[str, Any],
+    report: ConfigReport,
+    *,
+    world_size: int | None,
+    verify: bool,
+    preflight: bool,
+) -> None:
+    """Fill `report` with every problem of every rule for a loaded config."""
+    from nemo_rl_workers.model.config_rules import config_rules
+
+    rules = config_rules(config, world_size=world_size, preflight=preflight)
+    report.problems.extend(rules.problems)
+    report.warnings.extend(rules.warnings)
+    report.skipped.extend(rules.skipped)
+    resolutions, problems = resolve_sections(config)
+    # A section the outdated rules reject (renamed keys, no single backend) cannot be
+    # resolved meaningfully; their problems say enough.
+    stale = {p.path.split(".")[0] for p in rules.problems if not p.rule.startswith("preflight")}
+    report.problems.extend(p for p in problems if p.path.split(".")[0] not in stale)
+    report.workers.extend(resolutions)
+    for res in resolutions:
+        report.warnings.extend(res.warnings)
+    if not verify:
+        return
+    from nemo_rl_workers.checks.contract_check import resolution_problems
+
+    for res in resolutions:
+        section = section_at(config, res.section)
+        report.problems.extend(resolution_problems(res, section or {}))

@@ -1,0 +1,481 @@
+"""Judge worker classes against their Protocols from source, never importing them.
+
+For CI images without the workers' dependencies (torch, vLLM, Megatron): the class's
+source is found by walking the import path as Python would (`sys.path`, and the
+folders that editable installs map packages to) without executing any module or
+package `__init__`; a generated *probe* module then asks a type checker (pyrefly by
+default, mypy on request) one question per Protocol member:
+
+    class _P_PolicyWorker_train(Protocol):          # the member, copied from the Protocol
+        def train(self, batch: TrainBatch) -> TrainResult: ...
+    _c0_train: type[_P_PolicyWorker_train] = _S0    # the class under judgement
+
+so each error names its member. Imports the checker cannot resolve (a heavy package
+not installed here) make what they provide unknown (`Any`), never an error; they
+are listed as skipped. Many classes share one probe and one checker run.
+
+The runtime verifier (`contracts.check`) and this path see different things; see the
+guide's "Static and runtime verification" section.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.static_cache import StaticCache
+
+from nemo_rl_workers.reading.source.lookup import ImportRoots, Located, locate
+
+__all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-exported
+
+CHECKERS = ("pyrefly", "mypy")
+# The kinds of a static finding (the guide's "Static findings" table lists each).
+StaticRule: TypeAlias = Literal["static", "base", "source"]
+# What a probe line asks: a finding's rule, or whether the class (or the base) is a class
+# at all (a function, a constant or an instance is unusable input, not a finding).
+_Question: TypeAlias = Literal[StaticRule, "not-a-class", "base-not-a-class"]
+# mypy follows the class's imports silently (their errors are not ours) and skips the
+# heavy frameworks, whose types are then unknown (Any): analysing torch alone takes
+# minutes, and the contract is about the class's own methods.
+MYPY_CONFIG = """\
+[mypy]
+follow_imports = silent
+ignore_missing_imports = True
+
+[mypy-torch.*,transformers.*,ray.*,modelopt.*,megatron.*,triton.*]
+follow_imports = skip
+"""
+# pyrefly's options besides the paths (part of a cached verdict's key, as MYPY_CONFIG is).
+PYREFLY_OPTIONS = ("--preset", "default")
+CHECKER_TIMEOUT_S = 300.0
+
+@dataclass(frozen=True)
+class Subject:
+    """One question: does class `fqn` satisfy `protocol` (and subclass `base_fqn`)?"""
+
+    fqn: str
+    protocol: str
+    base_fqn: str | None = None
+
+
+@dataclass(frozen=True)
+class StaticFinding:
+    """One member the checker rejects (member "" for the class as a whole)."""
+
+    member: str
+    rule: StaticRule
+    message: str
+
+
+@dataclass(frozen=True)
+class StaticReport:
+    """The verdict on one Subject; `unusable` is set when it could not be judged at all."""
+
+    subject: Subject
+    findings: tuple[StaticFinding, ...] = ()
+    skipped: tuple[str, ...] = ()
+    unusable: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.unusable is None and not self.findings
+
+    def lines(self) -> list[str]:
+        """One line per finding, in the runtime verifier's format."""
+        out = []
+        for finding in self.findings:
+            where = self.subject.protocol + (f".{finding.member}" if finding.member else "")
+            out.append(f"{self.subject.fqn} does not implement {where}: {finding.message}")
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# The probe
+
+
+@dataclass
+class _Probe:
+    """The generated module and what each of its lines asks."""
+
+    lines: list[str] = field(default_factory=list)
+    # line number -> (subject index, member, rule); member "" for the whole class.
+    questions: dict[int, tuple[int, str, _Question]] = field(default_factory=dict)
+    # Protocol members already written as one-member Protocols: (protocol, member) -> name.
+    members: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def add(self, text: str, question: tuple[int, str, _Question] | None = None) -> None:
+        self.lines.append(text)
+        if question is not None:
+            self.questions[len(self.lines)] = question
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _member_source(protocol: type, name: str) -> str | None:
+    """The member as the Protocol writes it, or None if its source is not available."""
+    for owner in protocol.__mro__:
+        if name not in vars(owner):
+            continue
+        raw = vars(owner)[name]
+        target: object = raw.fget if isinstance(raw, property) else getattr(raw, "__func__", raw)
+        if not callable(target):
+            return None
+        try:
+            return textwrap.dedent(inspect.getsource(target))
+        except (OSError, TypeError):
+            return None
+    for owner in protocol.__mro__:
+        annotation = vars(owner).get("__annotations__", {}).get(name)
+        if annotation is not None:
+            text = annotation if isinstance(annotation, str) else inspect.formatannotation(
+                annotation
+            )
+            return f"{name}: {text}\n"
+    return None
+
+
+def _one_member_protocol(probe: _Probe, protocol: type, name: str) -> str | None:
+    key = (protocol.__qualname__, name)
+    if key not in probe.members:
+        source = _member_source(protocol, name)
+        if source is None:
+            return None
+        cls_name = f"_P_{protocol.__name__}_{name}"
+        probe.add(f"class {cls_name}(Protocol):")
+        for line in source.rstrip("\n").splitlines():
+            probe.add(f"    {line}" if line else "")
+        probe.members[key] = cls_name
+    return probe.members[key]
+
+
+def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> _Probe:
+    from typing_extensions import get_protocol_members
+
+    probe = _Probe()
+    probe.add("# Generated by nemo_rl_workers' static check: each line below is one question.")
+    probe.add("from __future__ import annotations")
+    probe.add("from typing import Protocol")
+    for module in sorted({protocols[s.protocol].__module__ for s in subjects}):
+        # The Protocols' own names (their annotations' types) for the copied members.
+        probe.add(f"from {module} import *  # noqa: F403")
+    for index, subject in enumerate(subjects):
+        protocol = protocols[subject.protocol]
+        module, _, name = subject.fqn.rpartition(".")
+        probe.add(f"from {module} import {name} as _S{index}", (index, "", "source"))
+        # A constant or an instance bound at module level: a usage error, not a contract.
+        probe.add(f"_k{index}: type = _S{index}", (index, "", "not-a-class"))
+        probe.add(
+            f"from {protocol.__module__} import {protocol.__name__} as _W{index}",
+        )
+        for member in sorted(get_protocol_members(protocol)):
+            member_protocol = _one_member_protocol(probe, protocol, member)
+            if member_protocol is not None:
+                probe.add(
+                    f"_c{index}_{member}: type[{member_protocol}] = _S{index}",
+                    (index, member, "static"),
+                )
+        probe.add(f"_c{index}: type[_W{index}] = _S{index}", (index, "", "static"))
+        if subject.base_fqn is not None:
+            base_module, _, base_name = subject.base_fqn.rpartition(".")
+            probe.add(f"from {base_module} import {base_name} as _B{index}")
+            probe.add(f"_kb{index}: type = _B{index}", (index, "", "base-not-a-class"))
+            probe.add(f"_b{index}: type[_B{index}] = _S{index}", (index, "", "base"))
+    return probe
+
+
+# ---------------------------------------------------------------------------------------
+# Running a checker
+
+
+@dataclass(frozen=True)
+class _Diagnostic:
+    line: int
+    message: str
+
+
+def checker_command(checker: str) -> str | None:
+    """The checker next to this interpreter (the environment's), else on PATH."""
+    beside = Path(sys.executable).parent / checker
+    if beside.is_file():
+        return str(beside)
+    return shutil.which(checker)
+
+
+def _run_checker(
+    checker: str, probe: Path, roots: Sequence[Path], python: str
+) -> list[_Diagnostic] | str:
+    exe = checker_command(checker)
+    if exe is None:
+        return f"{checker} is not installed here (pip install {checker}), or choose --checker"
+    # Installed packages are found through the interpreter; mypy refuses site-packages
+    # in MYPYPATH, and pyrefly needs no help for them either.
+    search = [str(r) for r in roots if "-packages" not in r.parts[-1]]
+    env = dict(os.environ)
+    if checker == "pyrefly":
+        command = [exe, "check", str(probe), *PYREFLY_OPTIONS, "--output-format", "json",
+                   "--python-interpreter-path", python]
+        for path in search:
+            command += ["--search-path", path]
+    else:
+        config = probe.parent / "mypy.ini"
+        config.write_text(MYPY_CONFIG, encoding="utf-8")
+        command = [exe, "--config-file", str(config), "--python-executable", python,
+                   "-O", "json", "--no-error-summary",
+                   "--cache-dir", str(probe.parent / ".mypy_cache"), str(probe)]
+        env["MYPYPATH"] = os.pathsep.join(search)
+    try:
+        done = subprocess.run(
+            command, cwd=probe.parent, env=env, capture_output=True, text=True,
+            timeout=CHECKER_TIMEOUT_S, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"{checker} did not finish: {err}"
+    return _parse(checker, done.stdout, done.stderr, done.returncode, probe.name)
+
+
+def _parse(checker: str, out: str, err: str, code: int, name: str) -> list[_Diagnostic] | str:
+    errors: list[_Diagnostic] = []
+    if checker == "pyrefly":
+        try:
+            report = json.loads(out)
+        except json.JSONDecodeError:
+            return f"pyrefly did not run: {(err.strip().splitlines() or ['no output'])[-1]}"
+        for item in report.get("errors", []):
+            if item.get("severity") == "error" and Path(item["path"]).name == name:
+                lines = str(item["description"]).splitlines()
+                errors.append(_Diagnostic(int(item["line"]), lines[-1].strip()))
+        return errors
+    for raw in out.splitlines():
+        if raw.startswith("{"):
+            item = json.loads(raw)
+            if item["severity"] == "error" and Path(item["file"]).name == name:
+                errors.append(_Diagnostic(int(item["line"]), str(item["message"])))
+    if code not in (0, 1) or (code == 1 and not errors and "error" in out + err):
+        return f"mypy did not run: {((out + err).strip().splitlines() or ['no output'])[-1]}"
+    return errors
+
+
+# ---------------------------------------------------------------------------------------
+# Judging
+
+
+def _unresolved_imports(source: Located, roots: ImportRoots) -> list[str]:
+    """Top-level packages the module imports that are not on the import path here."""
+    try:
+        tree = ast.parse(source.file.read_text(encoding="utf-8"), str(source.file))
+    except (OSError, SyntaxError, ValueError):
+        return []  # already reported by _class_problem
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    known = set(sys.stdlib_module_names) | {"__future__"}
+    return sorted(
+        n for n in names - known if isinstance(locate(n, roots), str) and not _has_stubs(n, roots)
+    )
+
+
+def _has_stubs(name: str, roots: ImportRoots) -> bool:
+    """A PEP 561 stub-only package (`vllm-stubs`) or a stub file describes `name`."""
+    return any(
+        (Path(p) / f"{name}-stubs").is_dir() or (Path(p) / f"{name}.pyi").is_file()
+        for p in roots.paths
+    )
+
+
+def _class_problem(source: Located, name: str) -> str | None:
+    """Why the module cannot provide class `name` (unreadable, not Python, no such
+    top-level name), or None when it binds the name (a class, or a re-export)."""
+    try:
+        tree = ast.parse(source.file.read_text(encoding="utf-8"), str(source.file))
+    except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
+        return f"{source.file} cannot be read: {err}"
+    except SyntaxError as err:
+        return f"{source.file} is not valid Python (line {err.lineno}: {err.msg})"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return None
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.split(".")[0]) == name for a in node.names
+        ):
+            return None
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return (
+                f"module {source.module} defines function {name!r} (not a class) in "
+                f"{source.file}"
+            )
+    return f"module {source.module} has no {name!r} in {source.file}"
+
+
+def _clean(message: str, subjects: Sequence[Subject], probe: _Probe) -> str:
+    """The checker's words, with the probe's generated names replaced by the real ones."""
+    for (protocol, member), generated in probe.members.items():
+        message = message.replace(f"{generated}.{member}", f"{protocol}.{member}")
+        message = message.replace(generated, f"{protocol} (member {member})")
+    for index, subject in reversed(list(enumerate(subjects))):
+        base = (subject.base_fqn or "").rpartition(".")[2]
+        names = (("_S", subject.fqn.rpartition(".")[2]), ("_W", subject.protocol), ("_B", base))
+        for prefix, real in names:
+            message = message.replace(f"{prefix}{index}", real)
+    return message
+
+
+def judge(
+    subjects: Sequence[Subject],
+    *,
+    checker: str = "pyrefly",
+    python: str | None = None,
+    protocols: Mapping[str, type] | None = None,
+    cache: StaticCache | None = None,
+) -> list[StaticReport]:
+    """One report per subject, in order; one checker run for all of them (for those
+    that `cache`, when given, does not validly hold)."""
+    known = _known_protocols(subjects) if protocols is None else protocols
+    python = python or sys.executable
+    roots = ImportRoots.of(python)
+    reports: dict[int, StaticReport] = {}
+    if isinstance(roots, str):
+        return [StaticReport(s, unusable=roots) for s in subjects]
+    pending: list[int] = []
+    skipped: dict[int, list[str]] = {}
+    search: set[Path] = set()
+    for index, subject in enumerate(subjects):
+        problem = _source_problem(subject, known, roots, search, skipped.setdefault(index, []))
+        if problem is not None:
+            reports[index] = StaticReport(subject, unusable=problem)
+        else:
+            pending.append(index)
+    if pending:
+        judged = [subjects[i] for i in pending]
+        if cache is None:
+            outcome = _judge_located(judged, known, checker, sorted(search), python)
+        else:
+            outcome = cache.judge(judged, known, checker, sorted(search), python, roots)
+        for i, report in zip(pending, outcome, strict=True):
+            reports[i] = StaticReport(
+                report.subject, report.findings, tuple(skipped[i]), report.unusable
+            )
+    return [reports[i] for i in range(len(subjects))]
+
+
+def _known_protocols(subjects: Sequence[Subject]) -> dict[str, type]:
+    """The built-in contracts, and each extension Protocol the subjects name by FQN. An
+    extension Protocol's module is imported (the design keeps it light: the resolver
+    reads it too); the class's module never is."""
+    from contracts.protocols import PROTOCOLS
+    from nemo_rl_workers.model.protocols import load_protocol
+
+    known: dict[str, type] = dict(PROTOCOLS)
+    for subject in subjects:
+        if subject.protocol not in known:
+            found, _ = load_protocol(subject.protocol)
+            if found is not None:
+                known[subject.protocol] = found
+    return known
+
+
+def _source_problem(
+    subject: Subject,
+    protocols: Mapping[str, type],
+    roots: ImportRoots,
+    search: set[Path],
+    skipped: list[str],
+) -> str | None:
+    """Why `subject` cannot be judged, or None after recording its roots and notes."""
+    if subject.protocol not in protocols:
+        return (
+            f"unknown protocol {subject.protocol!r}; known: {', '.join(sorted(protocols))}"
+        )
+    for fqn in filter(None, (subject.fqn, subject.base_fqn)):
+        module, _, name = fqn.rpartition(".")
+        shown = fqn if fqn == subject.fqn else f"--base {fqn}"
+        found = locate(module, roots) if module else f"{fqn!r} names no module"
+        if isinstance(found, str):
+            return f"{shown} cannot be found: {found}"
+        problem = _class_problem(found, name)
+        if problem is not None:
+            return f"{shown} is not a class: {problem}"
+        search.add(found.root)
+        if fqn == subject.fqn:
+            skipped.extend(
+                f"{module} imports {missing}, which is not installed here: what it provides "
+                "is unknown to the checker (Any)"
+                for missing in _unresolved_imports(found, roots)
+            )
+    # The Protocols are the driver's (this interpreter's), wherever the class lives.
+    found = locate(protocols[subject.protocol].__module__, ImportRoots.of_this_interpreter())
+    if isinstance(found, Located):
+        search.add(found.root)
+    return None
+
+
+def _judge_located(
+    subjects: Sequence[Subject],
+    protocols: Mapping[str, type],
+    checker: str,
+    search: Sequence[Path],
+    python: str,
+) -> list[StaticReport]:
+    probe = _write_probe(subjects, protocols)
+    with tempfile.TemporaryDirectory(prefix="nemo-rl-static-") as folder:
+        path = Path(folder) / "nemo_rl_static_probe.py"
+        path.write_text(probe.text(), encoding="utf-8")
+        errors = _run_checker(checker, path, search, python)
+    if isinstance(errors, str):
+        return [StaticReport(s, unusable=errors) for s in subjects]
+    found: dict[int, list[StaticFinding]] = {}
+    not_a_class: dict[int, str] = {}
+    for error in errors:
+        question = probe.questions.get(error.line)
+        if question is None:
+            continue
+        index, member, rule = question
+        message = f"{checker}: {_clean(error.message, subjects, probe)}"
+        if rule == "not-a-class" or rule == "base-not-a-class":
+            named = subjects[index].fqn if rule == "not-a-class" else (
+                f"--base {subjects[index].base_fqn}")
+            not_a_class.setdefault(index, f"{named} is not a class ({message})")
+            continue
+        if rule == "base":
+            message = f"not a subclass of {subjects[index].base_fqn} ({message})"
+        found.setdefault(index, []).append(StaticFinding(member, rule, message))
+    reports = []
+    for index, subject in enumerate(subjects):
+        findings = found.get(index, [])
+        if index in not_a_class:
+            reports.append(StaticReport(subject, unusable=not_a_class[index]))
+            continue
+        by_member = [f for f in findings if f.member]
+        # The whole-Protocol line repeats what the member lines said; keep it only alone.
+        whole = [f for f in findings if not f.member and f.rule == "static"]
+        rest = [f for f in findings if not f.member and f.rule != "static"]
+        reports.append(
+            StaticReport(subject, tuple(by_member + (whole if not by_member else []) + rest))
+        )
+    return reports
+
+
+def subjects_of(resolutions: Iterable[tuple[str, str, str | None]]) -> list[Subject]:
+    """Distinct subjects from (fqn, protocol, base) triples, in first-seen order."""
+    return list(dict.fromkeys(Subject(*triple) for triple in resolutions))

@@ -1,0 +1,128 @@
+"""`audit` answered from the cache when nothing it reads has changed.
+
+An audit reads every `.py`/`.pyi` file of the checkout's `nemo_rl` package and of the
+installed stub folders (`nemo_rl_workers.reading.source.reading.discover` lists them, as `read_tree`
+reads them), the baseline when one is given, and this program's own code. The entry's key
+is the sha256 of all of those files' bytes, with the command's arguments, the working
+folder (paths are shown from it) and whether the output is coloured; the entry holds
+what the audit wrote (stdout, stderr) and its exit code. An audit that found the tree
+unusable (exit 2) or wrote a baseline is not stored. Entries are `static_cache`'s:
+checksummed, written whole, never trusted when damaged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from nemo_rl_workers.checks.static_cache import FORMAT, StaticCache
+from nemo_rl_workers.checks.static_inputs import file_digest, installed_fingerprint
+from nemo_rl_workers.commands.cache import open_cache
+from nemo_rl_workers.findings.report import use_color
+
+EXIT_UNUSABLE = 2
+# The code an audit's output depends on, beside the tree (folders of nemo_rl).
+_OWN_CODE = ("audit", "source", "workers/formats")
+_OWN_FILES = ("workers/cli.py", "workers/report.py", "workers/output.py", "errors.py")
+
+
+class _Captured(io.StringIO):
+    """Captures what the audit writes, answering `isatty` as the real stream would (the
+    audit colours its text on a terminal)."""
+
+    def __init__(self, real: TextIO) -> None:
+        super().__init__()
+        self._real = real
+
+    def isatty(self) -> bool:
+        isatty = getattr(self._real, "isatty", None)
+        return bool(isatty and isatty())
+
+
+def _files_digest(digest: Any, files: list[Path]) -> None:
+    for file in files:
+        digest.update(f"{file}\0{file_digest(file)}\n".encode("utf-8", "surrogateescape"))
+
+
+def _tree_files(checkout: Path) -> list[Path]:
+    from nemo_rl_workers.checks.audit.run import PACKAGE, stub_roots
+    from nemo_rl_workers.reading.source.reading import SourceProblem, discover
+
+    problems: list[SourceProblem] = []
+    files = list(discover(checkout / PACKAGE, problems))
+    for stub in stub_roots():
+        files.extend(discover(stub, problems))
+    return files
+
+
+def _own_files() -> list[Path]:
+    package = Path(__file__).resolve().parents[1]  # nemo_rl/
+    files = [package / name for name in _OWN_FILES]
+    for folder in _OWN_CODE:
+        files.extend(sorted((package / folder).glob("*.py")))
+    return files
+
+
+def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
+    """The entry's key, or None when the tree cannot be read (the audit reports why)."""
+    from nemo_rl_workers.checks.audit.run import UnusableTree, checkout_root
+    from nemo_rl_workers.checks.static_check import ImportRoots
+
+    try:
+        checkout = checkout_root(Path(args.nemo_rl))
+    except UnusableTree:
+        return None
+    digest = hashlib.sha256()
+    given = {k: v for k, v in sorted(vars(args).items()) if k not in ("cache_dir", "no_cache")}
+    digest.update(repr((FORMAT, "audit", given, os.getcwd(), use_color(out),
+                        sys.version, sys.executable)).encode("utf-8", "surrogateescape"))
+    digest.update(installed_fingerprint(ImportRoots.of_this_interpreter()).encode())
+    _files_digest(digest, _tree_files(checkout))
+    if args.baseline:
+        _files_digest(digest, [Path(args.baseline)])
+    _files_digest(digest, _own_files())
+    return digest.hexdigest()
+
+
+def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`nemo-rl-workers audit ...`, from the cache when it validly holds the answer."""
+    from nemo_rl_workers.commands.audit import run_audit
+
+    if getattr(args, "no_cache", False) or args.write_baseline:
+        return run_audit(args, out, err)
+    key = audit_key(args, out)
+    if key is None:  # the tree cannot be read: the audit says why, nothing is stored
+        return run_audit(args, out, err)
+    usable, cache = open_cache(args, err)
+    if not usable:
+        return EXIT_UNUSABLE
+    if cache is not None:
+        hit = _load(cache, key)
+        if hit is not None:
+            code, stdout, stderr = hit
+            out.write(stdout)
+            err.write(stderr)
+            return code
+    captured_out, captured_err = _Captured(out), _Captured(err)
+    code = run_audit(args, captured_out, captured_err)
+    out.write(captured_out.getvalue())
+    err.write(captured_err.getvalue())
+    if cache is not None and code != EXIT_UNUSABLE:
+        cache.store(key, {"exit": code, "stdout": captured_out.getvalue(),
+                          "stderr": captured_err.getvalue()})
+    return code
+
+
+def _load(cache: StaticCache, key: str) -> tuple[int, str, str] | None:
+    payload = cache.load(key)
+    if payload is None:
+        return None
+    code, stdout, stderr = payload.get("exit"), payload.get("stdout"), payload.get("stderr")
+    if not (isinstance(code, int) and isinstance(stdout, str) and isinstance(stderr, str)):
+        return None
+    return code, stdout, stderr

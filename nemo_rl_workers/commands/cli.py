@@ -1,0 +1,417 @@
+"""`nemo-rl-workers`: resolve, check, verify and migrate worker configs, and audit a
+NeMo-RL checkout, from a shell or CI.
+
+Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
+130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
+never a traceback; an internal error (a bug) is one line naming the file that holds
+its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from typing import Any, TextIO, cast
+
+from nemo_rl_workers.checks.config_check import ConfigReport
+from nemo_rl_workers.commands.cache import add_cache_flags
+from nemo_rl_workers.commands.streams import SafeStream, silence_stdout
+from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.findings.formats import (
+    STRUCTURED,
+    add_output_format,
+    chosen_format,
+    unavailable,
+)
+from nemo_rl_workers.findings.report import render_text, report_json, use_color
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
+EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`); nothing more is written
+INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit code 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="nemo-rl-workers", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    resolve = sub.add_parser("resolve", help="show which worker class runs each section")
+    resolve.add_argument("config")
+    resolve.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="OVERRIDE",
+        help="dotted overrides, e.g. policy.quant_cfg=FP8_DEFAULT_CFG",
+    )
+    resolve.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
+    check.add_argument("configs", nargs="+", metavar="CONFIG")
+    check.add_argument("--json", action="store_true")
+    add_output_format(check)
+    size_help = "overrides the world size the config's cluster: section gives"
+    check.add_argument("--world-size", type=int, default=None, help=size_help)
+    check.add_argument("--nodes", type=int, default=None, help=size_help)
+    check.add_argument("--gpus-per-node", type=int, default=None, help=size_help)
+    check.add_argument(
+        "--no-verify", action="store_true", help="skip importing and verifying the resolved classes"
+    )
+    fit = check.add_mutually_exclusive_group()
+    fit.add_argument(
+        "--cluster-resources", metavar="FILE", default=None,
+        help="judge whether a cluster of these nodes can ever hold the config's cluster: "
+        'shape (JSON: [{"CPU": 64, "GPU": 8}, ...] or json.dumps(ray.nodes()))',
+    )
+    fit.add_argument(
+        "--address", default=None,
+        help="the same, for the live nodes of the Ray cluster at this address",
+    )
+    _static_flags(check)
+
+    verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
+    verify.add_argument("fqn")
+    verify.add_argument("--protocol", required=True)
+    verify.add_argument(
+        "--base", default=None,
+        help="FQN of a required base class (default: inferred from --protocol's rows)")
+    verify.add_argument(
+        "--role",
+        choices=("policy", "generation"),
+        default=None,
+        help="the role whose builder arguments the constructor must bind "
+        "(default: inferred from --protocol)",
+    )
+    verify.add_argument("--json", action="store_true")
+    add_output_format(verify)
+    _static_flags(verify)
+
+    listing = sub.add_parser("list", help="show every worker row and registered extension")
+    listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
+
+    from nemo_rl_workers.commands.audit import add_parser as add_audit
+
+    add_audit(sub)
+    add_output_format(sub.choices["audit"])
+    add_cache_flags(sub.choices["audit"])
+    return parser
+
+
+def _static_flags(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--static",
+        action="store_true",
+        help="judge the classes from their source with a type checker, importing nothing",
+    )
+    command.add_argument("--checker", choices=("pyrefly", "mypy"), default="pyrefly")
+    add_cache_flags(command)
+
+
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """The command, with every stream made safe and a safety net under it."""
+    # SafeStream is a TextIOBase; the commands only write, print and ask isatty.
+    safe_out = cast(TextIO, SafeStream(out if out is not None else sys.stdout))
+    safe_err = cast(TextIO, SafeStream(err if err is not None else sys.stderr))
+    try:
+        code = _run(argv, safe_out, safe_err)
+        safe_out.flush()
+        safe_err.flush()
+        checked = sys.modules.get("nemo_rl_workers.checks.contract_check")
+        if out is None and checked is not None and checked.ABANDONED:
+            # A verification still runs past its bound; interpreter shutdown could wait on
+            # it (an import lock, a non-daemon thread it started): end the process now.
+            os._exit(code)
+        return code
+    except BrokenPipeError:
+        if out is None:
+            silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("nemo-rl-workers: interrupted", file=safe_err)
+        return EXIT_INTERRUPTED
+    except BaseException as error:  # noqa: BLE001 - the safety net: a bug, reported as such
+        return _internal_error(error, safe_err)
+
+
+def _internal_error(error: BaseException, err: TextIO) -> int:
+    """One line naming the exception and the file holding its traceback; never a traceback."""
+    text = "".join(traceback.format_exception(error))
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix=INTERNAL_ERROR_PREFIX, suffix=".txt", delete=False, encoding="utf-8",
+            errors="backslashreplace",
+        ) as f:
+            f.write(text)
+        where = f"the traceback is in {f.name}"
+    except OSError as e:
+        where = f"the traceback could not be saved ({e.strerror or e})"
+    print(
+        f"nemo-rl-workers: internal error ({type(error).__name__}); {where}; "
+        "please report it with that file",
+        file=err,
+    )
+    return EXIT_INTERNAL
+
+
+def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["migrate"]:
+        from nemo_rl_workers.commands.migrate import run_migrate
+        from nemo_rl_workers.commands.structured import run_migrate_check, wants_format
+
+        if wants_format(args_list[1:]):
+            return run_migrate_check(args_list[1:], out, err)
+
+        return run_migrate(args_list[1:], out, err)
+    try:
+        # argparse writes usage errors and --help to the process streams; keep them ours.
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = _parser().parse_args(args_list)
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else EXIT_UNUSABLE
+    if args.command in ("check", "verify", "audit"):
+        fmt = chosen_format(args)
+        problem = (f"--json and --output-format {args.output_format} disagree; give one"
+                   if fmt is None else unavailable(fmt))
+        if problem is not None:
+            print(f"nemo-rl-workers: {problem}", file=err)
+            return EXIT_UNUSABLE
+    if args.command == "resolve":
+        return _resolve(args, out, err)
+    if args.command == "check":
+        return _check(args, out, err)
+    if args.command == "list":
+        from nemo_rl_workers.commands.listing import run_list
+
+        return run_list(args.json, out, err)
+    if args.command == "audit":
+        from nemo_rl_workers.commands.audit_cache import run_audit_cached
+
+        return run_audit_cached(args, out, err)
+    return _verify(args, out, err)
+
+
+def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
+    for report in reports:
+        if report.unusable is not None:
+            print(f"nemo-rl-workers: {one_line(report.config)}: {one_line(report.unusable)}",
+                  file=err)
+    if as_json:
+        payload: dict[str, Any] = (
+            report_json(reports[0])
+            if len(reports) == 1
+            else {"configs": [report_json(r) for r in reports]}
+        )
+        json.dump(payload, out, indent=2)
+        out.write("\n")
+    else:
+        color = use_color(out)
+        usable = [render_text(r, color=color) for r in reports if r.unusable is None]
+        if usable:
+            print("\n\n".join(usable), file=out)
+    if any(r.unusable is not None for r in reports):
+        return EXIT_UNUSABLE
+    return EXIT_PROBLEMS if any(r.problems for r in reports) else EXIT_OK
+
+
+def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from nemo_rl_workers.checks.config_check import analyze_file
+
+    report = analyze_file(
+        args.config, args.overrides, world_size=None, verify=False, preflight=False
+    )
+    return _emit([report], args.json, out, err)
+
+
+def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from nemo_rl_workers.checks.config_check import analyze_file
+    from nemo_rl_workers.model.preflight import world_size_from
+
+    try:
+        world_size = world_size_from(args.nodes, args.gpus_per_node, args.world_size)
+    except ValueError as bad:
+        print(f"nemo-rl-workers: {bad}", file=err)
+        return EXIT_UNUSABLE
+    verify = not (args.no_verify or args.static)
+    flags_given = world_size is not None
+    nodes: list[dict[str, float]] | None = None
+    if args.cluster_resources is not None or args.address is not None:
+        from nemo_rl_workers.checks.cluster_check import (
+            ClusterUnusable,
+            nodes_at_address,
+            nodes_from_file,
+        )
+
+        try:
+            nodes = (nodes_from_file(args.cluster_resources) if args.cluster_resources is not None
+                     else nodes_at_address(args.address))
+        except ClusterUnusable as bad:
+            print(f"nemo-rl-workers: {bad}", file=err)
+            return EXIT_UNUSABLE
+    reports = [
+        analyze_file(path, (), world_size=world_size, verify=verify, preflight=True,
+                     world_size_from_config=not flags_given)
+        for path in args.configs
+    ]
+    if nodes is not None:
+        _add_fit_findings(reports, nodes, args)
+    if args.static and not args.no_verify:
+        from nemo_rl_workers.commands.static import add_static_problems
+
+        if not add_static_problems(reports, args.checker, err, args):
+            return EXIT_UNUSABLE
+    if args.output_format in STRUCTURED:
+        from nemo_rl_workers.commands.structured import emit_check
+
+        return emit_check(reports, args.output_format, out, err)
+    return _emit(reports, args.json, out, err)
+
+
+def _add_fit_findings(
+    reports: list[ConfigReport], nodes: list[dict[str, float]], args: argparse.Namespace
+) -> None:
+    from nemo_rl_workers.checks.cluster_check import fit_findings
+    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
+
+    described = (f"the cluster at {args.address}" if args.address is not None
+                 else f"the {len(nodes)} node(s) of {args.cluster_resources}")
+    for report in reports:
+        if report.unusable is not None:
+            continue
+        try:
+            config = load_config(report.config)
+        except ConfigLoadError:  # analyze_file loaded it already; nothing new to say
+            continue
+        problems, note = fit_findings(config, nodes, num_nodes=args.nodes,
+                                      gpus_per_node=args.gpus_per_node,
+                                      described_as=one_line(described))
+        report.problems.extend(problems)
+        if note is not None:
+            report.skipped.append(note)
+
+
+def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from contracts import check as check_contract
+    from nemo_rl_workers.checks.builder_defaults import builder_defaults
+    from nemo_rl_workers.checks.contract_check import (
+        import_class,
+        isolated,
+        vllm_extension_problems,
+    )
+    from nemo_rl_workers.model.fqn import fqn_problem
+    from nemo_rl_workers.model.protocols import load_protocol
+    from nemo_rl_workers.model.registry import RegistryError, default_registry
+
+    protocol, unknown = load_protocol(args.protocol)
+    if protocol is None:
+        print(
+            f"nemo-rl-workers: unknown protocol {args.protocol!r}: {unknown}",
+            file=err,
+        )
+        return EXIT_UNUSABLE
+    for value, what in ((args.fqn, "FQN"), (args.base, "--base")):
+        if value is not None and (problem := fqn_problem(value, what)) is not None:
+            print(f"nemo-rl-workers: {problem.message}", file=err)
+            return EXIT_UNUSABLE
+    if args.static:
+        from nemo_rl_workers.commands.static import verify_static
+
+        return verify_static(args, out, err)
+    try:
+        registry = default_registry()
+    except RegistryError as bad:
+        print(f"nemo-rl-workers: {bad}", file=err)
+        return EXIT_UNUSABLE
+
+    def examine() -> tuple[str | None, dict[str, Any]]:
+        """Import and verify, as plain data: runs isolated, the class is untrusted code."""
+        cls, failure = import_class(args.fqn, "FQN", "a class")
+        base, base_failure = (
+            import_class(args.base, "--base", "a class") if args.base else (None, None)
+        )
+        for found in (failure, base_failure):
+            if found is not None:  # (path, expected, given, message, rule)
+                return found[3], {}
+        assert cls is not None
+        # What the builder will require, where --role / --base do not say (the Protocol's rows).
+        builder = builder_defaults(cls, args.fqn, args.protocol, role=args.role, base=base,
+                                   base_fqn=args.base, registry=registry)
+        report = check_contract(cls, protocol, base=builder.base, init_call=builder.init_call)
+        violations = report.violations + builder.violations
+        # The extension it hands vLLM, by vLLM's own clash rule (installed vllm-stubs).
+        clashes = vllm_extension_problems(cls, args.fqn, "")
+        return None, {
+            "class": args.fqn,
+            "protocol": args.protocol,
+            "ok": bool(report.ok) and not builder.violations and not clashes,
+            "violations": [
+                {"member": str(v.member), "rule": str(v.rule), "message": str(v)}
+                for v in violations
+            ] + [
+                {"member": clash[2], "rule": clash[4], "message": clash[3]}
+                for clash in clashes
+            ],
+            "undecidable": [
+                {"member": str(v.member), "rule": str(v.rule), "message": str(v)}
+                for v in report.undecidable
+            ],
+            "skipped": [str(note) for note in report.skipped],
+            "role": builder.role,
+            "base": builder.base_fqn,
+            "inferred": list(builder.inferred),
+            "not_checked": list(builder.not_checked),
+        }
+
+    done, why = isolated(examine)
+    if done is None:  # raised past the verifier, or still running at the time bound
+        message = f"{args.fqn} could not be verified against {args.protocol}: {why}"
+        failed: dict[str, Any] = {
+            "class": args.fqn, "protocol": args.protocol, "ok": False,
+            "violations": [{"member": "", "rule": "isolation", "message": message}],
+            "undecidable": [], "skipped": [], "role": args.role, "base": args.base,
+            "inferred": [], "not_checked": [],
+        }
+        done = None, failed
+    unusable, payload = done
+    if unusable is not None:
+        print(f"nemo-rl-workers: {unusable}", file=err)
+        return EXIT_UNUSABLE
+    if args.output_format in STRUCTURED:
+        from nemo_rl_workers.commands.structured import emit_verify
+
+        return emit_verify(payload, args.output_format, out, err)
+    if args.json:
+        json.dump(payload, out, indent=2)
+        out.write("\n")
+    else:
+        if payload["ok"]:
+            print(f"{args.fqn} implements {args.protocol}", file=out)
+        for violation in payload["violations"]:
+            print(one_line(violation["message"]), file=out)
+        for line in payload["undecidable"]:
+            print(f"undecidable: {one_line(line['message'])}", file=out)
+        for note in payload["skipped"]:
+            print(f"skipped: {one_line(note)}", file=out)
+        if payload["inferred"]:
+            inferred = "; ".join(payload["inferred"])
+            print(f"checked as the builder will run it: {inferred}", file=out)
+        for note in payload["not_checked"]:
+            print(f"not checked: {one_line(note)}", file=out)
+    return EXIT_OK if payload["ok"] else EXIT_PROBLEMS

@@ -1,0 +1,74 @@
+"""What the CLI writes, made safe for a terminal, a pipe and a log.
+
+Every stream the CLI writes to is wrapped in `SafeStream`: control characters other
+than the line breaks the CLI itself writes are escaped, values read from the
+environment through `${oc.env:...}` are redacted, and characters the real stream
+cannot encode come out as backslash escapes instead of a UnicodeEncodeError.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+from typing import TextIO
+
+from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.reading.interpolation import redact
+
+_SGR = re.compile("\x1b\\[[0-9;]*m")
+
+
+def _escape(text: str) -> str:
+    """Escape control characters, keeping the line breaks, CRLF endings and tabs written
+    on purpose (a migrate diff shows the file's own lines)."""
+    if text.isprintable():
+        return text
+    lines = []
+    for line in text.split("\n"):
+        cr = line.endswith("\r")
+        body = line[:-1] if cr else line
+        # The CLI's own colours (SGR sequences) pass; every other control character is escaped.
+        pieces = _SGR.split(body)
+        colours = _SGR.findall(body)
+        escaped = ["\t".join(one_line(part) for part in piece.split("\t")) for piece in pieces]
+        joined = "".join(e + c for e, c in zip(escaped, [*colours, ""], strict=True))
+        lines.append(joined + "\r" * cr)
+    return "\n".join(lines)
+
+
+class SafeStream(io.TextIOBase):
+    """A text stream that escapes, redacts and never fails to encode what it writes."""
+
+    def __init__(self, inner: TextIO) -> None:
+        super().__init__()
+        self.inner = inner
+        self._encoding = getattr(inner, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        safe = _escape(redact(text))
+        # Surrogates (a non-UTF-8 file name) and characters outside a strict encoding.
+        safe = safe.encode(self._encoding, "backslashreplace").decode(self._encoding, "replace")
+        self.inner.write(safe)
+        return len(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        isatty = getattr(self.inner, "isatty", None)
+        return bool(isatty and isatty())
+
+    def writable(self) -> bool:
+        return True
+
+
+def silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the exit flush cannot fail again
+    (the way Python's documentation recommends)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -1,0 +1,88 @@
+"""What `audit` prints: one line per finding for people, one JSON object for tools.
+
+The JSON shape is a documented interface (the guide's "Auditing a NeMo-RL checkout");
+change it only additively.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nemo_rl_workers.checks.audit.conditions import describe
+from nemo_rl_workers.checks.audit.run import AuditReport
+from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.findings.extension_report import section_json, section_lines
+from nemo_rl_workers.findings.report import _Style
+
+
+def report_json(report: AuditReport) -> dict[str, Any]:
+    return {
+        "root": report.root,
+        "findings": [
+            {"rule": f.rule, "severity": f.severity, "driver": f.driver, "method": f.method,
+             "worker": f.worker, "call": f.call, "definition": f.definition,
+             "condition": f.condition, "message": f.message}
+            for f in report.findings
+        ],
+        "call_sites": {
+            "total": report.sites,
+            "resolved": report.resolved,
+            "unresolved": len({u.call for u in report.unresolved}),
+            "unresolved_sites": [
+                {"driver": u.driver, "function": u.function, "call": u.call,
+                 "helper": u.helper, "reason": u.reason}
+                for u in report.unresolved
+            ],
+        },
+        "drivers": [
+            {"name": d.name, "fqn": d.fqn, "definition": d.where,
+             "calls_workers_of": sorted(report.calls_workers_of.get(d.name, ())),
+             "workers": [{"fqn": c.fqn, "condition": describe(c.condition),
+                          "quantized": c.quantized} for c in d.choices]}
+            for d in report.drivers
+        ],
+        "worker_classes": [
+            {"fqn": w.fqn, "definition": w.definition, "drivers": list(w.drivers),
+             "environment": w.environment}
+            for w in report.workers
+        ],
+        "undecided": [
+            {"driver": u.driver, "method": u.method, "worker": u.worker, "call": u.call,
+             "reason": u.reason}
+            for u in report.undecided
+        ],
+        "problems": [str(p) for p in report.problems],
+        "baseline_suppressed": report.suppressed,
+        **(section_json(report.extensions) if report.extensions is not None else {}),
+    }
+
+
+def render_text(report: AuditReport, *, color: bool) -> list[str]:
+    """One line per finding (`call: severity rule: sentence [definition]`), then the
+    unresolved and undecided call sites, then a one-line summary."""
+    style = _Style(color)
+    lines: list[str] = []
+    for f in report.findings:
+        tag = style.red(f"error[{f.rule}]") if f.severity == "error" else style.yellow(
+            f"warning[{f.rule}]")
+        lines.append(one_line(f"{f.call}: ") + tag + one_line(
+            f": {f.message} [definition: {f.definition}]"))
+    for u in report.unresolved:
+        lines.append(one_line(f"{u.call}: unresolved: {u.function} ({u.helper}): {u.reason}"))
+    for d in report.undecided:
+        lines.append(one_line(
+            f"{d.call}: undecided: {d.driver} calls {d.method!r} on {d.worker}: {d.reason}"))
+    if report.extensions is not None:
+        lines.extend(section_lines(report.extensions))
+    counts = (f"{len(report.drivers)} drivers, {len(report.workers)} worker classes, "
+              f"{report.sites} dispatch call sites ({report.resolved} resolved)")
+    errors = sum(f.severity == "error" for f in report.findings)
+    warnings = len(report.findings) - errors
+    if report.findings:
+        verdict = style.red(f"{errors} errors, {warnings} warnings")
+    else:
+        verdict = style.green("no findings")
+    if report.suppressed:
+        verdict += f" ({report.suppressed} more in the baseline)"
+    lines.append(f"audit: {counts}: " + verdict)
+    return lines

@@ -1,0 +1,100 @@
+"""`--output-format {text,json,github,sarif,junit}`: one flag, one writer per format.
+
+`text` and `json` stay each command's own (their shapes are documented per command);
+`github`, `sarif` and `junit` are written from the common `Results` that each command's
+adapter (`formats.adapters`) makes. `--json` stays a spelling of `--output-format json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TextIO
+
+from nemo_rl_workers.findings.results import Case, Finding, Results
+
+FORMATS = ("text", "json", "github", "sarif", "junit")
+STRUCTURED = ("github", "sarif", "junit")
+# The library each writer needs, and the extra that installs it.
+_NEEDS = {"sarif": "pydantic_sarif", "junit": "junitparser"}
+EXTRA = "nemo-rl-worker-contracts[ci]"
+
+__all__ = [
+    "EXTRA", "FORMATS", "STRUCTURED", "Case", "Finding", "FormatUnavailable", "Results",
+    "add_output_format", "chosen_format", "render", "unavailable", "write",
+]
+
+
+class FormatUnavailable(ValueError):
+    """The format's library is not installed (exit code 2)."""
+
+
+def add_output_format(command: argparse.ArgumentParser, *, has_json: bool = True) -> None:
+    """`--output-format`, beside the command's `--json` (which stays its spelling)."""
+    command.add_argument(
+        "--output-format", choices=FORMATS, default=None,
+        help="text (default), json (same as --json), github (workflow annotations), "
+        "sarif (SARIF 2.1.0, for code scanning), junit (JUnit XML)",
+    )
+    if not has_json:
+        command.add_argument("--json", action="store_true", help="same as --output-format json")
+
+
+def chosen_format(args: argparse.Namespace) -> str | None:
+    """The format `args` asks for, or None when `--json` and `--output-format` disagree.
+    Sets `args.json` so each command's own JSON path keeps reading it."""
+    given: str | None = getattr(args, "output_format", None)
+    as_json: bool = bool(getattr(args, "json", False))
+    if as_json and given not in (None, "json"):
+        return None
+    fmt = "json" if as_json else (given or "text")
+    args.json = fmt == "json"
+    return fmt
+
+
+def unavailable(fmt: str) -> str | None:
+    """Why `fmt` cannot be written here (its library is missing), or None."""
+    needed = _NEEDS.get(fmt)
+    if needed is None:
+        return None
+    try:
+        __import__(needed)
+    except ImportError:
+        return (f"--output-format {fmt} needs the {needed.replace('_', '-')} package, which is "
+                f"not installed here (pip install '{EXTRA}')")
+    return None
+
+
+def _writer(fmt: str) -> Callable[[Results], str]:
+    missing = unavailable(fmt)
+    if missing is not None:
+        raise FormatUnavailable(missing)
+    if fmt == "github":
+        from nemo_rl_workers.findings.formats import github
+
+        return github.render
+    if fmt == "sarif":
+        from nemo_rl_workers.findings.formats import sarif
+
+        return sarif.render
+    if fmt == "junit":
+        from nemo_rl_workers.findings.formats import junit
+
+        return junit.render
+    raise ValueError(f"{fmt} is each command's own format, not a Results writer")
+
+
+def render(results: Results, fmt: str) -> str:
+    """`results` in `fmt` (one of STRUCTURED); FormatUnavailable without its library."""
+    return _writer(fmt)(results)
+
+
+def write(results: Results, fmt: str, out: TextIO, err: TextIO) -> bool:
+    """Write `results`; False (after one line on `err`) when the format is unavailable."""
+    try:
+        text = render(results, fmt)
+    except FormatUnavailable as missing:
+        print(f"nemo-rl-workers: {missing}", file=err)
+        return False
+    out.write(text)
+    return True

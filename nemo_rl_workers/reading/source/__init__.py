@@ -1,0 +1,92 @@
+"""Read a Python source tree as data, in one pass, importing and executing nothing.
+
+The model (pyright-binder / pyflakes style) that `audit` and `verify --static` share:
+
+- `read_tree(root, *, packages=None, stub_roots=(), eager=None) -> SourceTree`: walk
+  `root` (a folder that would be on `sys.path`; only its top-level `packages` when
+  given) and the stub folders, read each `.py`/`.pyi` file once through the guarded
+  reader (regular files only, `MAX_SOURCE_BYTES`, no directory symlinks followed,
+  UTF-8), parse it once, and fill the model. With `eager(text) -> bool`, a module it
+  rejects stays in `tree.pending` and is modelled when `tree.module(name)` (and so
+  name resolution) first asks for it. Unreadable or unparsable files become
+  `SourceProblem`s in `tree.problems`; nothing raises.
+- `SourceTree`: `modules` (dotted name -> `Module`), `classes` (FQN -> `ClassInfo`),
+  `calls` (every `CallSite`), `functions` ((module, qualname) -> `Function`, nested
+  ones too), `function_of(call)`, `module(name)` (models a pending module on first
+  use), `pending`, `problems`, `files_read`, `roots`.
+- `Module`: `name`, `file`, `is_package`, `imports` (local name -> absolute dotted
+  name, relative imports resolved, `try/except ImportError` and `if TYPE_CHECKING`
+  imports included), `classes`, `functions`, `assignments` (module-level `X = ...`).
+- `ClassInfo`: `name`, `qualname`, `module`, `fqn`, `file`, `line`, `where`, `bases`
+  (as written), `decorators`, `methods` (name -> `Function`), `attributes`, `node`.
+- `Function`: `name`, `qualname`, `module`, `file`, `line`, `where`, `params`
+  (`Param`: `name`, `kind`, `has_default`, `annotation`), `bound_params()` (without
+  `self`), `takes_var_keyword`, `takes_var_positional`, `is_async`, `is_generator`,
+  `is_async_generator`, `is_static`, `is_abstract`, `decorators`, `stub` (None, or
+  "raise NotImplementedError" / "pass" / "..." / "docstring only"), `assignments`
+  (local name -> `Assignment` list with their guards), `iterated` (local names the
+  body iterates or passes to next/anext), `item_assignments` (key -> `Assignment` list
+  of `d["key"] = value` in the body), `node`.
+- `CallSite` (built `CallSite(node, module, file, line, cls, function, ...)`): `callee`
+  (the called expression as written, computed on access), `node`, `module`, `file`,
+  `line`, `where`, `cls` and `function` (enclosing qualnames), `guards` (`Guard`:
+  `test` expression, `holds`: enclosing `if` tests and earlier early exits),
+  `assigned_to`, `iterated`, `args`, `keyword(name)`.
+- `Resolver(tree)`: `mro(info) -> Mro` (C3, cycle-safe: `classes`, `unknown` bases
+  found neither in the tree nor the stubs, `problem`), `find_method(info, name)`,
+  `has_attribute(info, name)`; `resolve_fqn(tree, fqn)`, `resolve_local(module,
+  dotted)`, `base_names(tree, info)`.
+- The import-path lookup shared with `verify --static`: `ImportRoots`, `Located`,
+  `locate(module, roots)`.
+"""
+
+from nemo_rl_workers.reading.source.build import module_name, read_tree, stub_kind
+from nemo_rl_workers.reading.source.lookup import ImportRoots, Located, locate
+from nemo_rl_workers.reading.source.model import (
+    Assignment,
+    CallSite,
+    ClassInfo,
+    Function,
+    Guard,
+    Module,
+    Mro,
+    Param,
+    ParamKind,
+    SourceTree,
+    StubKind,
+)
+from nemo_rl_workers.reading.source.reading import (
+    MAX_SOURCE_BYTES,
+    SourceProblem,
+    discover,
+    read_source,
+)
+from nemo_rl_workers.reading.source.resolve import Resolver, base_names, resolve_fqn, resolve_local
+
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "Assignment",
+    "CallSite",
+    "ClassInfo",
+    "Function",
+    "Guard",
+    "ImportRoots",
+    "Located",
+    "Module",
+    "Mro",
+    "Param",
+    "ParamKind",
+    "Resolver",
+    "SourceProblem",
+    "SourceTree",
+    "StubKind",
+    "base_names",
+    "discover",
+    "locate",
+    "module_name",
+    "read_source",
+    "read_tree",
+    "resolve_fqn",
+    "resolve_local",
+    "stub_kind",
+]

@@ -1,0 +1,124 @@
+"""Where a module's source lives, found as the import system would, importing nothing.
+
+Shared by `verify --static` (nemo_rl_workers.checks.static_check) and `audit`: the folders an
+interpreter imports from (`sys.path`, and the folders editable installs map packages
+to), and `locate`, which walks them for a module's file without executing any module
+or package `__init__` (importlib's `find_spec` would).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _describe_import_path() -> dict[str, object]:
+    """This interpreter's `sys.path` and editable-install maps; reads, never imports."""
+    import sys
+
+    mapped: dict[str, str] = {}
+    for finder in sys.meta_path:
+        # setuptools' editable finders keep {top-level package: folder} in MAPPING.
+        module = sys.modules.get(getattr(finder, "__module__", "") or "")
+        mapping = getattr(module, "MAPPING", None)
+        if isinstance(mapping, dict):
+            mapped.update({str(k): str(v) for k, v in mapping.items()})
+    return {"paths": list(sys.path), "mapped": mapped}
+
+
+@dataclass(frozen=True)
+class ImportRoots:
+    """Where an interpreter finds modules: its `sys.path`, and editable installs' maps."""
+
+    paths: tuple[str, ...]
+    # Top-level package -> its folder, from setuptools' editable-install finders.
+    mapped: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of_this_interpreter(cls) -> ImportRoots:
+        return cls._from_json(json.dumps(_describe_import_path()))
+
+    @classmethod
+    def of(cls, python: str) -> ImportRoots | str:
+        """The roots of another interpreter, or why they cannot be known."""
+        if python == sys.executable:
+            return cls.of_this_interpreter()
+        script = (
+            inspect.getsource(_describe_import_path)
+            + "\nimport json\nprint(json.dumps(_describe_import_path()))\n"
+        )
+        try:
+            done = subprocess.run(
+                [python, "-c", script],
+                capture_output=True, text=True, timeout=60, check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return f"cannot run {python}: {err}"
+        if done.returncode != 0:
+            return f"{python} failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}"
+        return cls._from_json(done.stdout)
+
+    @classmethod
+    def _from_json(cls, text: str) -> ImportRoots:
+        raw = json.loads(text)
+        paths = tuple(os.path.abspath(p or os.curdir) for p in raw["paths"])
+        return cls(paths, dict(raw["mapped"]))
+
+
+@dataclass(frozen=True)
+class Located:
+    """A module's source file and the folder its top-level package is imported from."""
+
+    module: str
+    file: Path
+    root: Path
+
+
+def locate(module: str, roots: ImportRoots) -> Located | str:
+    """The source of `module`, found as the import system would, or why not.
+
+    Only files and folders are looked at; nothing is executed (importlib's
+    `find_spec` would run every parent package's `__init__`).
+    """
+    top, *rest = module.split(".")
+    candidates: list[tuple[Path, Path]] = []  # (folder or file, root)
+    if top in roots.mapped:
+        folder = Path(roots.mapped[top])
+        candidates.append((folder, folder.parent))
+    portions: list[tuple[Path, Path]] = []  # namespace package folders, tried last
+    for entry in roots.paths:
+        base = Path(entry)
+        if (base / top / "__init__.py").is_file():
+            candidates.append((base / top, base))
+        elif (base / f"{top}.py").is_file():
+            candidates.append((base / f"{top}.py", base))
+        elif (base / top).is_dir():
+            portions.append((base / top, base))
+    candidates += portions
+    for start, root in candidates:
+        found = _descend(start, rest)
+        if found is not None:
+            return Located(module, found, root)
+    if not candidates:
+        return f"no folder on the import path has a module or package named {top!r}"
+    return f"no source file for {module} (looked in {', '.join(str(c) for c, _ in candidates)})"
+
+
+def _descend(start: Path, parts: Sequence[str]) -> Path | None:
+    here = start
+    for part in parts:
+        if not here.is_dir():
+            return None
+        here = here / part
+        if not here.is_dir() and here.with_suffix(".py").is_file():
+            here = here.with_suffix(".py")
+    if here.is_dir():
+        init = here / "__init__.py"
+        return init if init.is_file() else None
+    return here if here.suffix == ".py" and here.is_file() else None

@@ -1,0 +1,83 @@
+"""Finding and reading a source tree's Python files, guarded as every input the project reads.
+
+A tree is untrusted input: a file may be a FIFO, a device, a symlink into a loop, huge,
+or not UTF-8. `discover` walks the tree without following directory symlinks (so a
+loop cannot make it walk forever) and `read_source` reads each file with
+`nemo_rl_workers.reading.guarded_file`, as configs are read (non-blocking, regular files
+only, bounded size). What cannot be read is a `SourceProblem`, never an exception.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from nemo_rl_workers.reading.guarded_file import FileRefused, os_reason, read_regular
+
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+"""A module larger than this is recorded as a problem and not parsed."""
+MAX_FILES = 50_000
+"""At most this many Python files are read from one tree."""
+SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class SourceProblem:
+    """Why one file (or the tree) could not be read or parsed, in one sentence."""
+
+    file: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.message}"
+
+
+def discover(root: Path, problems: list[SourceProblem]) -> Iterator[Path]:
+    """The tree's `.py`/`.pyi` files in a stable order; directory symlinks are not
+    followed, unreadable folders are recorded in `problems`."""
+    count = 0
+    todo = [root]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as err:
+            problems.append(SourceProblem(str(folder), os_reason(err)))
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not entry.name.startswith(".") and entry.name != "__pycache__":
+                    subfolders.append(Path(entry.path))
+            elif entry.name.endswith(SUFFIXES):
+                count += 1
+                if count > MAX_FILES:
+                    problems.append(SourceProblem(
+                        str(root), f"has more than {MAX_FILES} Python files; the rest are skipped"
+                    ))
+                    return
+                yield Path(entry.path)
+        todo.extend(reversed(subfolders))
+
+
+def read_source(path: Path) -> str | SourceProblem:
+    """The text of one regular UTF-8 file of at most MAX_SOURCE_BYTES, or why not."""
+    shown = str(path)
+    try:
+        raw = read_regular(path, limit=MAX_SOURCE_BYTES, what="a module")
+    except FileRefused as refused:
+        return SourceProblem(shown, refused.reason)
+    try:
+        return raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        return SourceProblem(
+            shown, f"is not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start})"
+        )
