@@ -6,9 +6,9 @@ Read from the `nemo_rl_workers.reading.source` model (nothing imported). The ext
 are the strings given as `worker_extension_cls=` (a keyword,
 `kwargs["worker_extension_cls"] = ...` or `.setdefault(...)`), the same for `worker_cls`
 (a tree class vLLM uses instead of its own worker). An extension's names are `dir()`'s
-as vLLM walks it: every class-level name of its MRO in the tree; a base outside the tree makes the set unknown (reported,
-never passed as clean). The vLLM side is the installed vllm-stubs' record
-(`nemo_rl_workers.checks.vllm_extension_rule`).
+as vLLM walks it: every class-level name of its MRO in the tree; a base outside the tree
+makes the set unknown (reported, never passed as clean). The vLLM side is the installed
+vllm-stubs' record (`nemo_rl_workers.checks.vllm_extension_rule`).
 """
 
 from __future__ import annotations
