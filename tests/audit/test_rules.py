@@ -293,7 +293,7 @@ class EnvWorker:
             return None
     ''', extra={"nemo_rl/env.py": '''
 import ray
-from nemo_rl_workers import EnvWorker
+from nemo_rl.workers import EnvWorker
 
 
 class Env:
