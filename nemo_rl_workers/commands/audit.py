@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import TextIO
 
 from nemo_rl_workers.checks.audit.baseline import BaselineError, read_baseline, write_baseline
 from nemo_rl_workers.checks.audit.run import UnusableTree, audit, checkout_root
@@ -24,32 +24,6 @@ from nemo_rl_workers.findings.formats import STRUCTURED, write
 from nemo_rl_workers.findings.report import use_color
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
-
-
-_P = TypeVar("_P", bound=argparse.ArgumentParser)
-
-
-def add_parser(sub: argparse._SubParsersAction[_P]) -> None:
-    audit_cmd = sub.add_parser(
-        "audit", help="check every worker method a NeMo-RL checkout's drivers call by name")
-    audit_cmd.add_argument("--nemo-rl", required=True, metavar="PATH",
-                           help="the checkout: the folder holding the nemo_rl package")
-    audit_cmd.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    audit_cmd.add_argument("--baseline", metavar="FILE", default=None,
-                           help="report only findings this baseline does not record")
-    audit_cmd.add_argument("--write-baseline", metavar="FILE", default=None,
-                           help="record today's findings in FILE and exit 0")
-    audit_cmd.add_argument(
-        "extensions", nargs="*", metavar="EXTENSION",
-        help="an extension class's FQN (found as source under --path), or a config whose "
-        "worker_extension_cls_fqn fields name extensions")
-    audit_cmd.add_argument("--path", action="append", default=[], metavar="DIR",
-                           help="an import root holding the extensions' packages (repeatable)")
-    audit_cmd.add_argument("--vllm-version", default=None, metavar="VERSION",
-                           help="judge vLLM extensions against this installed vllm-stubs "
-                           "version (default: the installed one)")
-    audit_cmd.add_argument("--emit-protocols", default=None, metavar="OUT.py",
-                           help="also write typed Protocols for the tree's roles and modes")
 
 
 def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -16,16 +16,6 @@ if TYPE_CHECKING:
     from nemo_rl_workers.checks.static_cache import StaticCache
 
 
-def add_cache_flags(command: argparse.ArgumentParser) -> None:
-    group = command.add_mutually_exclusive_group()
-    group.add_argument(
-        "--cache-dir", default=None, metavar="DIR",
-        help="where static verdicts and audit results are kept (default: .nemo-rl-workers-cache)",
-    )
-    group.add_argument("--no-cache", action="store_true",
-                       help="judge afresh and store nothing")
-
-
 def open_cache(args: argparse.Namespace, err: TextIO) -> tuple[bool, StaticCache | None]:
     """(usable, cache): usable is False after one line on `err` for a bad `--cache-dir`."""
     from nemo_rl_workers.checks.static_cache import DEFAULT_CACHE_DIR, CacheDirError, StaticCache

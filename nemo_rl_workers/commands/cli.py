@@ -1,10 +1,8 @@
-"""`nemo-rl-workers`: resolve, check, verify and migrate worker configs, and audit a
-NeMo-RL checkout, from a shell or CI.
+"""`nemo-rl-workers`: the entry point. Parses the command line (`options`), runs the one
+command asked for, importing only what that command needs, and keeps every stream safe.
 
-Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
-130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
-never a traceback; an internal error (a bug) is one line naming the file that holds
-its traceback.
+Exit codes (also in `--help`): 0 no problem, 1 problems found, 2 unusable input,
+70 internal error, 130 interrupted, 141 output pipe closed.
 """
 
 from __future__ import annotations
@@ -17,109 +15,21 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from nemo_rl_workers.checks.config_check import ConfigReport
-from nemo_rl_workers.commands.cache import add_cache_flags
+from nemo_rl_workers.commands.options import build_parser, chosen_format
 from nemo_rl_workers.commands.streams import SafeStream, silence_stdout
 from nemo_rl_workers.errors import one_line
-from nemo_rl_workers.findings.formats import (
-    STRUCTURED,
-    add_output_format,
-    chosen_format,
-    unavailable,
-)
-from nemo_rl_workers.findings.report import render_text, report_json, use_color
+from nemo_rl_workers.findings.formats import STRUCTURED
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.config_check import ConfigReport
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`); nothing more is written
 INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exit code 2."""
-
-    def error(self, message: str) -> Any:
-        self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {message}\n")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="nemo-rl-workers", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    resolve = sub.add_parser("resolve", help="show which worker class runs each section")
-    resolve.add_argument("config")
-    resolve.add_argument(
-        "overrides",
-        nargs="*",
-        metavar="OVERRIDE",
-        help="dotted overrides, e.g. policy.quant_cfg=FP8_DEFAULT_CFG",
-    )
-    resolve.add_argument("--json", action="store_true", help="one JSON object on stdout")
-
-    check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
-    check.add_argument("configs", nargs="+", metavar="CONFIG")
-    check.add_argument("--json", action="store_true")
-    add_output_format(check)
-    size_help = "overrides the world size the config's cluster: section gives"
-    check.add_argument("--world-size", type=int, default=None, help=size_help)
-    check.add_argument("--nodes", type=int, default=None, help=size_help)
-    check.add_argument("--gpus-per-node", type=int, default=None, help=size_help)
-    check.add_argument(
-        "--no-verify", action="store_true", help="skip importing and verifying the resolved classes"
-    )
-    fit = check.add_mutually_exclusive_group()
-    fit.add_argument(
-        "--cluster-resources", metavar="FILE", default=None,
-        help="judge whether a cluster of these nodes can ever hold the config's cluster: "
-        'shape (JSON: [{"CPU": 64, "GPU": 8}, ...] or json.dumps(ray.nodes()))',
-    )
-    fit.add_argument(
-        "--address", default=None,
-        help="the same, for the live nodes of the Ray cluster at this address",
-    )
-    _static_flags(check)
-
-    verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
-    verify.add_argument("fqn")
-    verify.add_argument("--protocol", required=True)
-    verify.add_argument(
-        "--base", default=None,
-        help="FQN of a required base class (default: inferred from --protocol's rows)")
-    verify.add_argument(
-        "--role",
-        choices=("policy", "generation"),
-        default=None,
-        help="the role whose builder arguments the constructor must bind "
-        "(default: inferred from --protocol)",
-    )
-    verify.add_argument("--json", action="store_true")
-    add_output_format(verify)
-    _static_flags(verify)
-
-    listing = sub.add_parser("list", help="show every worker row and registered extension")
-    listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
-
-    sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
-
-    from nemo_rl_workers.commands.audit import add_parser as add_audit
-
-    add_audit(sub)
-    add_output_format(sub.choices["audit"])
-    add_cache_flags(sub.choices["audit"])
-    return parser
-
-
-def _static_flags(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--static",
-        action="store_true",
-        help="judge the classes from their source with a type checker, importing nothing",
-    )
-    command.add_argument("--checker", choices=("pyrefly", "mypy"), default="pyrefly")
-    add_cache_flags(command)
 
 
 def main(
@@ -183,10 +93,12 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     try:
         # argparse writes usage errors and --help to the process streams; keep them ours.
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            args = _parser().parse_args(args_list)
+            args = build_parser().parse_args(args_list)
     except SystemExit as stop:
         return stop.code if isinstance(stop.code, int) else EXIT_UNUSABLE
     if args.command in ("check", "verify", "audit"):
+        from nemo_rl_workers.findings.formats import unavailable
+
         fmt = chosen_format(args)
         problem = (f"--json and --output-format {args.output_format} disagree; give one"
                    if fmt is None else unavailable(fmt))
@@ -209,6 +121,8 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
 
 def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
+    from nemo_rl_workers.findings.report import render_text, report_json, use_color
+
     for report in reports:
         if report.unusable is not None:
             print(f"nemo-rl-workers: {one_line(report.config)}: {one_line(report.unusable)}",

@@ -167,6 +167,22 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "nemo_rl_workers: an item of pytest --nemo-rl-workers (a config, an "
         "extension or an audited tree)"
     )
+    if _enabled(config):
+        _load_commands()
+
+
+def _load_commands() -> None:
+    """Import the commands only once asked to run them. Loading the plugin imports
+    nothing but pytest, so installing the tool can never stop a test run from starting;
+    if the commands cannot load here, `--nemo-rl-workers` ends with one line saying why."""
+    try:
+        import nemo_rl_workers.commands.cli  # noqa: F401 - imported for its failure only
+    except Exception as error:  # noqa: BLE001 - any failure to load is reported, not raised
+        from nemo_rl_workers.errors import one_line
+
+        raise pytest.UsageError(
+            f"{OPTION}: the checks could not be loaded: {type(error).__name__}: "
+            f"{one_line(str(error))}") from None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -15,7 +15,6 @@ import sys
 from typing import TextIO
 
 from nemo_rl_workers.errors import one_line
-from nemo_rl_workers.reading.interpolation import redact
 
 _SGR = re.compile("\x1b\\[[0-9;]*m")
 
@@ -38,6 +37,17 @@ def _escape(text: str) -> str:
     return "\n".join(lines)
 
 
+def _redact(text: str) -> str:
+    """Environment values read through `${oc.env:...}` redacted. Only a process that has
+    read a config has any, and it has imported the interpolation module to do so: a
+    command that read no config does not pay for importing it."""
+    interpolation = sys.modules.get("nemo_rl_workers.reading.interpolation")
+    if interpolation is None:
+        return text
+    redacted: str = interpolation.redact(text)
+    return redacted
+
+
 class SafeStream(io.TextIOBase):
     """A text stream that escapes, redacts and never fails to encode what it writes."""
 
@@ -47,7 +57,7 @@ class SafeStream(io.TextIOBase):
         self._encoding = getattr(inner, "encoding", None) or "utf-8"
 
     def write(self, text: str) -> int:
-        safe = _escape(redact(text))
+        safe = _escape(_redact(text))
         # Surrogates (a non-UTF-8 file name) and characters outside a strict encoding.
         safe = safe.encode(self._encoding, "backslashreplace").decode(self._encoding, "replace")
         self.inner.write(safe)

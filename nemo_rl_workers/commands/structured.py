@@ -86,7 +86,8 @@ def run_migrate_check(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         migrate_paths,
         run_migrate,
     )
-    from nemo_rl_workers.findings.formats import chosen_format, unavailable
+    from nemo_rl_workers.commands.options import chosen_format
+    from nemo_rl_workers.findings.formats import unavailable
 
     try:
         args = _migrate_parser().parse_args(list(argv))

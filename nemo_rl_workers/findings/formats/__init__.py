@@ -7,7 +7,6 @@ adapter (`formats.adapters`) makes. `--json` stays a spelling of `--output-forma
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from typing import TextIO
 
@@ -21,35 +20,12 @@ EXTRA = "nemo-rl-worker-contracts[ci]"
 
 __all__ = [
     "EXTRA", "FORMATS", "STRUCTURED", "Case", "Finding", "FormatUnavailable", "Results",
-    "add_output_format", "chosen_format", "render", "unavailable", "write",
+    "render", "unavailable", "write",
 ]
 
 
 class FormatUnavailable(ValueError):
     """The format's library is not installed (exit code 2)."""
-
-
-def add_output_format(command: argparse.ArgumentParser, *, has_json: bool = True) -> None:
-    """`--output-format`, beside the command's `--json` (which stays its spelling)."""
-    command.add_argument(
-        "--output-format", choices=FORMATS, default=None,
-        help="text (default), json (same as --json), github (workflow annotations), "
-        "sarif (SARIF 2.1.0, for code scanning), junit (JUnit XML)",
-    )
-    if not has_json:
-        command.add_argument("--json", action="store_true", help="same as --output-format json")
-
-
-def chosen_format(args: argparse.Namespace) -> str | None:
-    """The format `args` asks for, or None when `--json` and `--output-format` disagree.
-    Sets `args.json` so each command's own JSON path keeps reading it."""
-    given: str | None = getattr(args, "output_format", None)
-    as_json: bool = bool(getattr(args, "json", False))
-    if as_json and given not in (None, "json"):
-        return None
-    fmt = "json" if as_json else (given or "text")
-    args.json = fmt == "json"
-    return fmt
 
 
 def unavailable(fmt: str) -> str | None:

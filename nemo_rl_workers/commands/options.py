@@ -1,0 +1,168 @@
+"""The command line's grammar: every subcommand, its arguments and its help.
+
+Built from argparse alone, importing no check, no YAML library and no registry, so
+`nemo-rl-workers --help`, `--version` and a usage error cost only the interpreter's start;
+each command's module is imported when that command runs (`cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TypeVar
+
+from nemo_rl_workers import __version__
+from nemo_rl_workers.findings.formats import FORMATS
+
+EXIT_UNUSABLE = 2
+_DESCRIPTION = """`nemo-rl-workers`: resolve, check, verify and migrate worker configs, and audit a
+NeMo-RL checkout, from a shell or CI.
+
+Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
+130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
+never a traceback; an internal error (a bug) is one line naming the file that holds
+its traceback.
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit code 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="nemo-rl-workers", description=_DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"nemo-rl-workers {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    resolve = sub.add_parser("resolve", help="show which worker class runs each section")
+    resolve.add_argument("config")
+    resolve.add_argument(
+        "overrides",
+        nargs="*",
+        metavar="OVERRIDE",
+        help="dotted overrides, e.g. policy.quant_cfg=FP8_DEFAULT_CFG",
+    )
+    resolve.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
+    check.add_argument("configs", nargs="+", metavar="CONFIG")
+    check.add_argument("--json", action="store_true")
+    add_output_format(check)
+    size_help = "overrides the world size the config's cluster: section gives"
+    check.add_argument("--world-size", type=int, default=None, help=size_help)
+    check.add_argument("--nodes", type=int, default=None, help=size_help)
+    check.add_argument("--gpus-per-node", type=int, default=None, help=size_help)
+    check.add_argument(
+        "--no-verify", action="store_true", help="skip importing and verifying the resolved classes"
+    )
+    fit = check.add_mutually_exclusive_group()
+    fit.add_argument(
+        "--cluster-resources", metavar="FILE", default=None,
+        help="judge whether a cluster of these nodes can ever hold the config's cluster: "
+        'shape (JSON: [{"CPU": 64, "GPU": 8}, ...] or json.dumps(ray.nodes()))',
+    )
+    fit.add_argument(
+        "--address", default=None,
+        help="the same, for the live nodes of the Ray cluster at this address",
+    )
+    _static_flags(check)
+
+    verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
+    verify.add_argument("fqn")
+    verify.add_argument("--protocol", required=True)
+    verify.add_argument(
+        "--base", default=None,
+        help="FQN of a required base class (default: inferred from --protocol's rows)")
+    verify.add_argument(
+        "--role",
+        choices=("policy", "generation"),
+        default=None,
+        help="the role whose builder arguments the constructor must bind "
+        "(default: inferred from --protocol)",
+    )
+    verify.add_argument("--json", action="store_true")
+    add_output_format(verify)
+    _static_flags(verify)
+
+    listing = sub.add_parser("list", help="show every worker row and registered extension")
+    listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+    sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
+
+    add_audit(sub)
+    add_output_format(sub.choices["audit"])
+    add_cache_flags(sub.choices["audit"])
+    return parser
+
+
+def _static_flags(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--static",
+        action="store_true",
+        help="judge the classes from their source with a type checker, importing nothing",
+    )
+    command.add_argument("--checker", choices=("pyrefly", "mypy"), default="pyrefly")
+    add_cache_flags(command)
+
+
+def add_output_format(command: argparse.ArgumentParser, *, has_json: bool = True) -> None:
+    """`--output-format`, beside the command's `--json` (which stays its spelling)."""
+    command.add_argument(
+        "--output-format", choices=FORMATS, default=None,
+        help="text (default), json (same as --json), github (workflow annotations), "
+        "sarif (SARIF 2.1.0, for code scanning), junit (JUnit XML)",
+    )
+    if not has_json:
+        command.add_argument("--json", action="store_true", help="same as --output-format json")
+
+
+def chosen_format(args: argparse.Namespace) -> str | None:
+    """The format `args` asks for, or None when `--json` and `--output-format` disagree.
+    Sets `args.json` so each command's own JSON path keeps reading it."""
+    given: str | None = getattr(args, "output_format", None)
+    as_json: bool = bool(getattr(args, "json", False))
+    if as_json and given not in (None, "json"):
+        return None
+    fmt = "json" if as_json else (given or "text")
+    args.json = fmt == "json"
+    return fmt
+
+
+def add_cache_flags(command: argparse.ArgumentParser) -> None:
+    group = command.add_mutually_exclusive_group()
+    group.add_argument(
+        "--cache-dir", default=None, metavar="DIR",
+        help="where static verdicts and audit results are kept (default: .nemo-rl-workers-cache)",
+    )
+    group.add_argument("--no-cache", action="store_true",
+                       help="judge afresh and store nothing")
+
+
+_P = TypeVar("_P", bound=argparse.ArgumentParser)
+
+
+def add_audit(sub: argparse._SubParsersAction[_P]) -> None:
+    audit_cmd = sub.add_parser(
+        "audit", help="check every worker method a NeMo-RL checkout's drivers call by name")
+    audit_cmd.add_argument("--nemo-rl", required=True, metavar="PATH",
+                           help="the checkout: the folder holding the nemo_rl package")
+    audit_cmd.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    audit_cmd.add_argument("--baseline", metavar="FILE", default=None,
+                           help="report only findings this baseline does not record")
+    audit_cmd.add_argument("--write-baseline", metavar="FILE", default=None,
+                           help="record today's findings in FILE and exit 0")
+    audit_cmd.add_argument(
+        "extensions", nargs="*", metavar="EXTENSION",
+        help="an extension class's FQN (found as source under --path), or a config whose "
+        "worker_extension_cls_fqn fields name extensions")
+    audit_cmd.add_argument("--path", action="append", default=[], metavar="DIR",
+                           help="an import root holding the extensions' packages (repeatable)")
+    audit_cmd.add_argument("--vllm-version", default=None, metavar="VERSION",
+                           help="judge vLLM extensions against this installed vllm-stubs "
+                           "version (default: the installed one)")
+    audit_cmd.add_argument("--emit-protocols", default=None, metavar="OUT.py",
+                           help="also write typed Protocols for the tree's roles and modes")
+
+
