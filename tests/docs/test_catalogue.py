@@ -1,7 +1,7 @@
 """The guide's error catalogue covers every exception class and every Problem rule in the code.
 
 The code is scanned, not imported, so a new `class FooError(...)` or a new
-`rule="..."` anywhere under nemo_rl/, contracts/ or research/ fails this test until the
+`rule="..."` anywhere under nemo_rl_workers/, runtime/nemo_rl/, contracts/ or research/ fails this test until the
 guide's catalogue has an entry for it; an entry whose name the code no longer has fails too.
 """
 
@@ -19,7 +19,7 @@ from nemo_rl_workers.reading.loader import LoadErrorKind
 from tests.docs.snippets import REPO
 
 GUIDE = REPO / "docs" / "guides" / "worker-extensions.md"
-PACKAGES = ("nemo_rl", "contracts", "research")
+PACKAGES = ("nemo_rl_workers", "runtime/nemo_rl", "contracts", "research")
 EXCEPTION_BASES = {"Exception", "BaseException"}
 
 

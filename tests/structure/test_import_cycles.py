@@ -11,14 +11,25 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("contracts", "nemo_rl")
+# Every package of the repository -> the folder that holds it (its sys.path entry).
+ROOTS = {
+    "contracts": REPO,
+    "nemo_rl_workers": REPO,
+    "nemo_rl": REPO / "runtime",
+    "template_project": REPO / "research" / "template_project",
+    "tests": REPO,
+    "bench": REPO,
+}
+PACKAGES = tuple(ROOTS)
 
 
 def _modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
-    for package in PACKAGES:
-        for path in sorted((REPO / package).rglob("*.py")):
-            parts = path.relative_to(REPO).with_suffix("").parts
+    for package, root in ROOTS.items():
+        for path in sorted((root / package).rglob("*.py")):
+            if ".egg-info" in path.as_posix() or "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(root).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             found[name] = path
     return found
