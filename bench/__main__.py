@@ -27,6 +27,7 @@ from bench import (
     bench_driver_weight,
     bench_faults,
     bench_refusal,
+    bench_startup,
     bench_static,
     bench_typed_calls,
     bench_verification_scaling,
@@ -60,6 +61,7 @@ BENCHES = (
           bench_typed_calls.main, needs_ray=True),
     Bench("9. Cache of static results", "bench_cache", bench_cache.main),
     Bench("10. Faults during a call", "bench_faults", bench_faults.main, needs_ray=True),
+    Bench("11. Start-up of the command", "bench_startup", bench_startup.main),
 )
 
 
