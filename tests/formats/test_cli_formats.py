@@ -129,7 +129,7 @@ def test_verify_formats_locate_the_class() -> None:
     assert code == 1
     lines = out.splitlines()
     assert lines and all(
-        line.startswith("::error file=nemo_rl/models/generation/vllm/vllm_worker.py,line=")
+        line.startswith("::error file=runtime/nemo_rl/models/generation/vllm/vllm_worker.py,line=")
         for line in lines)
     assert any("title=missing::" in line and "PolicyWorker.train: missing" in line
                for line in lines)
@@ -153,7 +153,7 @@ def test_verify_static_formats() -> None:
     code, out, _ = run(*args, "--output-format", "github")
     assert code == 1
     assert any(line.startswith(
-        "::error file=nemo_rl/models/generation/vllm/vllm_worker.py,line=")
+        "::error file=runtime/nemo_rl/models/generation/vllm/vllm_worker.py,line=")
         and "title=static::" in line and "PolicyWorker.train" in line
         for line in out.splitlines())
     code, out, _ = run(*args, "--output-format", "sarif")
