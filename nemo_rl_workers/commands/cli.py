@@ -83,6 +83,8 @@ def _internal_error(error: BaseException, err: TextIO) -> int:
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["migrate"]:
+        if _registry_unusable(err):
+            return EXIT_UNUSABLE
         from nemo_rl_workers.commands.migrate import run_migrate
         from nemo_rl_workers.commands.structured import run_migrate_check, wants_format
 
@@ -105,6 +107,8 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         if problem is not None:
             print(f"nemo-rl-workers: {problem}", file=err)
             return EXIT_UNUSABLE
+    if args.command in ("resolve", "check") and _registry_unusable(err):
+        return EXIT_UNUSABLE
     if args.command == "resolve":
         return _resolve(args, out, err)
     if args.command == "check":
@@ -118,6 +122,19 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
 
         return run_audit_cached(args, out, err)
     return _verify(args, out, err)
+
+
+def _registry_unusable(err: TextIO) -> bool:
+    """A registration that cannot be loaded (a stale entry point) stops a command that
+    resolves: one line naming it, exit 2, rather than verdicts from a partial table."""
+    from nemo_rl_workers.model.registry import RegistryError, default_registry
+
+    try:
+        default_registry()
+    except RegistryError as bad:
+        print(f"nemo-rl-workers: {bad}", file=err)
+        return True
+    return False
 
 
 def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:

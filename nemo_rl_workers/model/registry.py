@@ -148,10 +148,19 @@ class WorkerRegistry:
 
 
 def _load_plugin(entry_point: metadata.EntryPoint) -> WorkerPlugin:
-    loaded: object = entry_point.load()
-    if callable(loaded) and not isinstance(loaded, WorkerPlugin):
-        factory: Callable[[], object] = loaded
-        loaded = factory()
+    # A stale or broken registration (its package uninstalled, its module raising) is
+    # the user's environment, not a bug here: one RegistryError naming it, never a crash.
+    try:
+        loaded: object = entry_point.load()
+        if callable(loaded) and not isinstance(loaded, WorkerPlugin):
+            factory: Callable[[], object] = loaded
+            loaded = factory()
+    except Exception as err:  # noqa: BLE001 - whatever the plugin's import or factory raises
+        raise RegistryError(
+            f"entry point {entry_point.name!r} ({entry_point.value}) of group "
+            f"{ENTRY_POINT_GROUP!r} cannot be loaded: {type(err).__name__}: {err}; "
+            "reinstall or uninstall the package that registers it."
+        ) from None
     if not isinstance(loaded, WorkerPlugin):
         raise RegistryError(
             f"entry point {entry_point.name!r} ({entry_point.value}) of group "

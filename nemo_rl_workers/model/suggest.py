@@ -7,7 +7,9 @@ FQNs, a section's known keys, a module's classes. Nothing here imports user code
 
 from __future__ import annotations
 
+import ast
 import difflib
+import importlib.util
 import pkgutil
 import sys
 from collections.abc import Iterable
@@ -65,4 +67,27 @@ def importable_fqns(fqn: str, missing_module: str | None) -> list[str]:
     if not module_name.startswith(missing_module):
         return []
     rest = fqn[len(missing_module):]
-    return [m + rest for m in closest(missing_module, sibling_modules(missing_module))]
+    return [m + rest for m in closest(missing_module, sibling_modules(missing_module))
+            if _defines(m, rest.lstrip("."))]
+
+
+def _defines(module_name: str, dotted: str) -> bool:
+    """Whether `module_name`'s source defines the class `dotted` names (its first part, at
+    the top level; deeper parts are modules, taken on trust). Read, never imported: a
+    sibling is only suggested where the class would be found."""
+    name = dotted.split(".")[0]
+    if "." in dotted:
+        return True
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):  # a parent that cannot be found: nothing to offer
+        return False
+    origin = spec.origin if spec is not None else None
+    if origin is None or not origin.endswith(".py"):
+        return False
+    try:
+        with open(origin, encoding="utf-8") as source:
+            tree = ast.parse(source.read(), origin)
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, ast.ClassDef) and node.name == name for node in tree.body)

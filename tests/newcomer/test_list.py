@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from nemo_rl_workers.commands.listing import render_listing, worker_listing
 from nemo_rl_workers.model.registry import (
     DRIVER_ENV,
@@ -19,6 +21,7 @@ from nemo_rl_workers.model.table import BUILTIN_ROWS
 from tests.cli.test_cli import run
 
 TEMPLATE_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_json_lists_every_row_and_the_installed_extension() -> None:
@@ -96,3 +99,36 @@ def test_a_broken_entry_point_is_one_line_exit_2(tmp_path: Path) -> None:
         assert done.stderr.splitlines() == [
             "nemo-rl-workers: entry point 'broken' (broken_plugin:PLUGIN) of group "
             "'nemo_rl.workers' must be a WorkerPlugin or return one, but gave int."]
+
+
+@pytest.mark.parametrize("module", ["", "raise RuntimeError('plugin module is broken')\n"])
+def test_a_registration_that_cannot_load_is_one_line_exit_2(tmp_path: Path, module: str) -> None:
+    """A stale registration (its package gone) or a module that raises on import: every
+    command that reads the table says so in one line, exit 2 (it crashed before), and
+    `pytest --nemo-rl-workers` fails the item with that line, not an INTERNALERROR."""
+    if module:
+        (tmp_path / "gone_package.py").write_text(module)
+    info = tmp_path / "stale_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stale-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[nemo_rl.workers]\nstale = gone_package:PLUGIN\n")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env["PYTHONPATH"] = str(tmp_path)
+    cause = ("RuntimeError: plugin module is broken" if module
+             else "ModuleNotFoundError: No module named 'gone_package'")
+    line = (f"nemo-rl-workers: entry point 'stale' (gone_package:PLUGIN) of group "
+            f"'nemo_rl.workers' cannot be loaded: {cause}; reinstall or uninstall the "
+            "package that registers it.")
+    config = str(REPO / "examples" / "configs" / "grpo_tiny.yaml")
+    for argv in (["list"], ["check", "--no-verify", config], ["resolve", config],
+                 ["migrate", "--check", config]):
+        done = subprocess.run([sys.executable, "-m", "nemo_rl_workers", *argv], env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert (done.returncode, done.stdout, done.stderr.splitlines()) == (2, "", [line]), argv
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nemo-rl-workers", config, "-p", "no:cacheprovider",
+         "-o", "nemo_rl_workers_check_args=--no-verify", "-q"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "INTERNALERROR" not in done.stdout + done.stderr
+    assert line in done.stdout

@@ -91,3 +91,26 @@ def test_a_generation_section_on_its_own() -> None:
         "policy.generation.quant_cgf",
         "policy.generation.vllm_cfg.async_engin",
     ]
+
+
+def test_a_sibling_module_is_suggested_only_where_it_defines_the_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing module's siblings are offered with the class name only if their source
+    defines that class (read, never imported): a fork without the default worker's module
+    was told 'did you mean ...my_worker.AutomodelPolicyWorker?', which does not exist."""
+    import importlib
+
+    from nemo_rl_workers.model.suggest import importable_fqns
+
+    package = tmp_path / "sugg_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "automodel_worker.py").write_text("raise RuntimeError('never imported')\n"
+                                                 "class AutomodelPolicyWorker: ...\n")
+    (package / "automodel_workers.py").write_text("class Other: ...\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("sugg_pkg")
+    found = importable_fqns("sugg_pkg.automodel_workerz.AutomodelPolicyWorker",
+                            "sugg_pkg.automodel_workerz")
+    assert found == ["sugg_pkg.automodel_worker.AutomodelPolicyWorker"]
