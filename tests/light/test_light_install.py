@@ -41,11 +41,19 @@ def light(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(source, copy, ignore=shutil.ignore_patterns(
             ".venv", ".git", "*_cache", "build", "*.egg-info", "tests", "bench", "docs"))
         _pip(sys.executable, "wheel", "-w", str(wheels), f"{copy}[static]", cwd=root)
+    # The NeMo-RL whose classes the static path judges: the reference runtime's own wheel
+    # (the tool's wheel has no `nemo_rl`), as source only, without its heavy dependencies.
+    runtime = root / "runtime"
+    shutil.copytree(REPO / "runtime", runtime, ignore=shutil.ignore_patterns(
+        "*_cache", "build", "*.egg-info", "__pycache__"))
+    _pip(sys.executable, "wheel", "--no-deps", "-w", str(wheels), str(runtime), cwd=root)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     _pip(python, "install", "--no-index", "--find-links", str(wheels),
          "nemo-rl-worker-contracts[static]", "vllm-stubs", cwd=root)
+    _pip(python, "install", "--no-index", "--no-deps", "--find-links", str(wheels),
+         "nemo-rl-reference-runtime", cwd=root)
     return venv
 
 
