@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.model.resolver import Resolution, resolve_sections
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.revision import Revision
 from nemo_rl_workers.model.sections import section_at
 from nemo_rl_workers.reading.origin import locate
 
@@ -33,6 +36,8 @@ class ConfigReport:
     # it (None when a flag gave it, or nothing did).
     world_size: int | None = None
     world_size_from: str | None = None
+    # The NeMo-RL revision the config was judged against (None: not chosen, the reference).
+    revision: Revision | None = None
 
 
 def analyze_file(
@@ -43,11 +48,13 @@ def analyze_file(
     verify: bool,
     preflight: bool,
     world_size_from_config: bool = False,
+    revision: Revision | None = None,
 ) -> ConfigReport:
-    """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section."""
+    """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section.
+    `revision`: the NeMo-RL to judge against (None: the reference)."""
     from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
 
-    report = ConfigReport(config=path)
+    report = ConfigReport(config=path, revision=revision)
     try:
         config, lines = load_config_located(path, overrides)
     except ConfigLoadError as err:
@@ -63,7 +70,12 @@ def analyze_file(
         world_size, report.world_size_from = size.world_size, size.how
         report.problems.extend(size.problems)
     report.world_size = world_size
-    analyze_config(config, report, world_size=world_size, verify=verify, preflight=preflight)
+    if revision is not None and not revision.is_reference:
+        analyze_for_tree(config, report, revision, world_size=world_size, verify=verify,
+                         preflight=preflight)
+    else:
+        analyze_config(config, report, world_size=world_size, verify=verify,
+                       preflight=preflight)
     report.problems = [locate(path, lines, p) for p in report.problems]
     return report
 
@@ -98,3 +110,42 @@ def analyze_config(
     for res in resolutions:
         section = section_at(config, res.section)
         report.problems.extend(resolution_problems(res, section or {}))
+
+
+def analyze_for_tree(
+    config: dict[str, Any],
+    report: ConfigReport,
+    revision: Revision,
+    *,
+    world_size: int | None,
+    verify: bool,
+    preflight: bool,
+) -> None:
+    """Every rule for a loaded config, as the NeMo-RL tree `revision` has them: its own
+    schema, its table and switches, its registry, and the audit's findings on the classes
+    it would start (see `revision_rules`)."""
+    from nemo_rl_workers.checks.revision import OLD_SCHEMA
+    from nemo_rl_workers.checks.revision_rules import (
+        judge_sections,
+        own_schema,
+        schema_view,
+        scoped_findings,
+    )
+    from nemo_rl_workers.model.config_rules import config_rules
+
+    rules = config_rules(schema_view(config, revision), world_size=world_size,
+                         preflight=preflight)
+    report.problems.extend(own_schema(p, revision) for p in rules.problems)
+    report.warnings.extend(rules.warnings)
+    report.skipped.extend(rules.skipped)
+    if revision.schema == OLD_SCHEMA:
+        report.skipped.append(
+            f"outdated-key rules: this NeMo-RL reads {OLD_SCHEMA}"
+            f"{' with _v2' if revision.has_v2 else ''}, so its configs' keys are current")
+    verdict = judge_sections(config, revision)
+    report.problems.extend(verdict.problems)
+    report.workers.extend(verdict.resolutions)
+    report.warnings.extend(verdict.warnings)
+    report.skipped.extend(verdict.notes)
+    if verify:
+        report.warnings.extend(f"audit: {line}" for line in scoped_findings(revision, verdict))

@@ -24,6 +24,7 @@ from nemo_rl_workers.findings.formats import STRUCTURED
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.config_check import ConfigReport
+    from nemo_rl_workers.checks.revision import Revision
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
@@ -138,7 +139,12 @@ def _registry_unusable(err: TextIO) -> bool:
 
 
 def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
-    from nemo_rl_workers.findings.report import render_text, report_json, use_color
+    from nemo_rl_workers.findings.report import (
+        render_text,
+        report_json,
+        revision_line,
+        use_color,
+    )
 
     for report in reports:
         if report.unusable is not None:
@@ -154,19 +160,44 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
         out.write("\n")
     else:
         color = use_color(out)
-        usable = [render_text(r, color=color) for r in reports if r.unusable is None]
-        if usable:
-            print("\n\n".join(usable), file=out)
+        usable = [r for r in reports if r.unusable is None]
+        blocks = []
+        named = None
+        for report in usable:
+            # Each report starts with the NeMo-RL it was judged against, where it changes.
+            line = revision_line(report)
+            blocks.append(render_text(report, color=color) if line == named
+                          else f"{line}\n{render_text(report, color=color)}")
+            named = line
+        if blocks:
+            print("\n\n".join(blocks), file=out)
     if any(r.unusable is not None for r in reports):
         return EXIT_UNUSABLE
     return EXIT_PROBLEMS if any(r.problems for r in reports) else EXIT_OK
 
 
+def _revisions(given: str | None, configs: Sequence[str],
+               err: TextIO) -> dict[str, Revision] | None:
+    """The NeMo-RL each config is judged against; None after one line for a bad --nemo-rl."""
+    from nemo_rl_workers.checks.revision import revision_of
+    from nemo_rl_workers.reading.checkout import UnusableCheckout, find_checkout
+
+    try:
+        return {c: revision_of(find_checkout(given, [c])) for c in configs}
+    except UnusableCheckout as bad:
+        print(f"nemo-rl-workers: {bad}", file=err)
+        return None
+
+
 def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.config_check import analyze_file
 
+    revisions = _revisions(args.nemo_rl, [args.config], err)
+    if revisions is None:
+        return EXIT_UNUSABLE
     report = analyze_file(
-        args.config, args.overrides, world_size=None, verify=False, preflight=False
+        args.config, args.overrides, world_size=None, verify=False, preflight=False,
+        revision=revisions[args.config],
     )
     return _emit([report], args.json, out, err)
 
@@ -196,9 +227,12 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ClusterUnusable as bad:
             print(f"nemo-rl-workers: {bad}", file=err)
             return EXIT_UNUSABLE
+    revisions = _revisions(args.nemo_rl, args.configs, err)
+    if revisions is None:
+        return EXIT_UNUSABLE
     reports = [
         analyze_file(path, (), world_size=world_size, verify=verify, preflight=True,
-                     world_size_from_config=not flags_given)
+                     world_size_from_config=not flags_given, revision=revisions[path])
         for path in args.configs
     ]
     if nodes is not None:

@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="dotted overrides, e.g. policy.quant_cfg=FP8_DEFAULT_CFG",
     )
     resolve.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    add_nemo_rl_flag(resolve)
 
     check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
     check.add_argument("configs", nargs="+", metavar="CONFIG")
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the same, for the live nodes of the Ray cluster at this address",
     )
     _static_flags(check)
+    add_nemo_rl_flag(check)
 
     verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
     verify.add_argument("fqn")
@@ -88,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="show every worker row and registered extension")
     listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    add_nemo_rl_flag(listing)
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
 
@@ -95,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_format(sub.choices["audit"])
     add_cache_flags(sub.choices["audit"])
     return parser
+
+
+def add_nemo_rl_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--nemo-rl", default=None, metavar="PATH",
+        help="the NeMo-RL checkout to judge against (default: the checkout holding the "
+        "config, else the nemo_rl this environment imports, else the reference)")
 
 
 def _static_flags(command: argparse.ArgumentParser) -> None:

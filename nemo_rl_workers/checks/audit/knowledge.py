@@ -134,3 +134,35 @@ it only if a worker's MRO leads there (see `nemo_rl_workers.reading.source.read_
 
 def driver_side(text: str) -> bool:
     return any(marker in text for marker in EAGER_MARKERS)
+
+
+# -- the revision model (checks/revision.py) --------------------------------------------
+
+DRIVER_ROLES: Final[dict[str, str]] = {
+    "Policy": "policy",
+    "Value": "value",
+    "TeacherWorkerGroup": "teacher",
+}
+"""The role whose config section a driver class serves, where its name does not say it;
+a driver named `...Generation` serves the generation section of its backend."""
+
+GENERATION_DRIVER_SUFFIX: Final = "Generation"
+"""`VllmGeneration`, `SGLangGeneration`, ...: the backend is the name before the suffix."""
+
+SECTION_ROLES: Final[dict[str, tuple[str, ...]]] = {
+    "policy": ("policy",),
+    "teacher": ("policy",),
+    "teachers": ("policy",),
+    "value": ("value",),
+    "env.reward_model": ("policy",),
+}
+"""The roles whose drivers start a config section's workers, first found in the tree wins.
+Distillation builds its teachers with `Policy` from their own sections; on-policy
+distillation's `TeacherWorkerGroup` derives a teacher from the student's section instead,
+so no section is judged against it."""
+
+EXTENSION_FIELD: Final = "worker_extension_cls_fqn"
+"""The config key (and the older constructor argument) naming an extension class."""
+
+LIBRARY_PACKAGE: Final = "nemo_rl_workers"
+"""A tree whose drivers import this selects its workers through this project's table."""

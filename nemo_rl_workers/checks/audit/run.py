@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -199,3 +200,10 @@ def audit(
     report.files_read = tree.files_read
     report.extensions = section
     return report
+
+
+@functools.cache
+def audit_of(root: str) -> AuditReport:
+    """The audit of one tree, once per process: `check` scopes its findings to each
+    config it judges against that tree."""
+    return audit(Path(root))

@@ -1,0 +1,302 @@
+"""A config's verdicts against a NeMo-RL tree other than the reference: what that tree does.
+
+For each worker section (`policy`, `teacher`, `teachers[i]`, `value`,
+`env.reward_model`, and `policy.generation` by its `backend`): the driver the tree
+starts it with, the row whose switches the section's values (or the tree's defaults)
+select, and under `quant_cfg` that row's quantized counterpart from the tree's override
+maps. A `worker_extension_cls_fqn` field the tree never reads from the config is
+reported as ignored; one it does read is the class, and must be in the tree's
+actor-environment registry (R2 as that tree has it). What the model cannot decide
+(no driver for the section, a switch unset with no default, two rows at once) is
+*undecided*: a problem naming the reason, never a pass.
+
+The config rules run on the tree's own schema: an older tree's `dtensor_cfg` with `_v2`
+is current there, so the outdated-key rules are not applied; the preflight and key rules
+read its `dtensor_cfg` where they read `automodel_cfg`, and their findings name the
+config's own keys.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nemo_rl_workers.checks.audit.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
+from nemo_rl_workers.checks.revision import NEW_SCHEMA, OLD_SCHEMA, Revision, TreeRow
+from nemo_rl_workers.errors import Problem, show
+from nemo_rl_workers.model.registry import ActorEnvironment
+from nemo_rl_workers.model.resolver import Resolution, Source
+from nemo_rl_workers.model.sections import as_mapping, model_sections, quant_cfg_of
+
+GENERATION = "generation"
+
+
+@dataclass
+class TreeVerdict:
+    resolutions: list[Resolution] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # (section path, the section's switch values) per resolved section, for the audit scope
+    switches: dict[str, dict[str, bool]] = field(default_factory=dict)
+
+
+def tree_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """(path, section, kind): each model section, then `<section>.generation` under one."""
+    for path, value in model_sections(config):
+        section = as_mapping(value)
+        if section is None:
+            continue
+        yield path, section, path.split("[")[0]
+        generation = as_mapping(section.get(GENERATION))
+        if generation is not None and path == "policy":
+            yield f"{path}.{GENERATION}", generation, GENERATION
+
+
+def switch_value(section: Mapping[str, Any], name: str,
+                 prefer: str | None = None) -> tuple[bool | None, str | None]:
+    """(value, the key path it was read at) of a switch in a section: at its keys, or one
+    level below (`vllm_cfg.async_engine`), in the block `prefer` first (a generation
+    section's `<backend>_cfg`: `trtllm_cfg.async_engine`, not `vllm_cfg`'s); (None, None)
+    when the section does not set it."""
+    keys = SWITCHES[name].keys if name in SWITCHES else tuple(name.split("."))
+    candidates: list[tuple[object, str]] = []
+    for prefix, node in [("", section), *[(f"{k}.", v) for k, v in section.items()
+                                          if as_mapping(v) is not None]]:
+        current: object = node
+        for key in keys:
+            mapping = as_mapping(current)
+            if mapping is None or key not in mapping:
+                current = _MISSING
+                break
+            current = mapping[key]
+        if current is not _MISSING:
+            candidates.append((current, prefix + ".".join(keys)))
+    if not candidates:
+        return None, None
+    preferred = [c for c in candidates if prefer is not None and c[1].startswith(f"{prefer}.")]
+    value, where = (preferred or candidates)[0]
+    return (value if isinstance(value, bool) else None), where
+
+
+_MISSING = object()
+
+
+def judge_sections(config: Mapping[str, Any], revision: Revision) -> TreeVerdict:
+    """Every worker section of `config` as `revision`'s drivers would start it."""
+    verdict = TreeVerdict()
+    for path, section, kind in tree_sections(config):
+        _judge(path, section, kind, revision, verdict)
+    return verdict
+
+
+def _drivers_for(kind: str, section: Mapping[str, Any], revision: Revision,
+                 path: str) -> tuple[str | None, str | None]:
+    """(driver, why not) for a section."""
+    if kind == GENERATION:
+        backend = section.get("backend")
+        if not isinstance(backend, str):
+            return None, f"{path}.backend is not set, and the tree gives no default backend"
+        for driver in revision.drivers_of(GENERATION):
+            if driver.lower().startswith(backend.lower()):
+                return driver, None
+        known = ", ".join(revision.drivers_of(GENERATION)) or "none"
+        return None, (f"{path}.backend={backend}: no generation driver of this tree starts "
+                      f"workers for it (its generation drivers: {known})")
+    for role in SECTION_ROLES.get(kind, ()):
+        drivers = revision.drivers_of(role)
+        if drivers:
+            return drivers[0], None
+    return None, None  # a section this tree starts no workers for: nothing to judge
+
+
+def _judge(path: str, section: Mapping[str, Any], kind: str, revision: Revision,
+           verdict: TreeVerdict) -> None:
+    driver, why_not = _drivers_for(kind, section, revision, path)
+    if driver is None:
+        if why_not is not None:
+            verdict.problems.append(_undecided(path, why_not))
+        return
+    values: dict[str, bool] = {}
+    unset: list[str] = []
+    rows = revision.rows_of(driver)
+    if not rows:
+        verdict.notes.append(f"{path}: {driver} starts no worker class of its own")
+        return
+    prefer = f"{section.get('backend')}_cfg" if kind == GENERATION else None
+    for name in sorted({n for row in rows for n, _ in row.condition}):
+        value, where = switch_value(section, name, prefer)
+        if where is not None and value is None:
+            verdict.problems.append(Problem(
+                path=f"{path}.{where}", expected="true or false",
+                given=show(_at(section, where)),
+                message=f"{path}.{where} must be true or false to choose {driver}'s worker, "
+                        f"but is {show(_at(section, where))}.", rule="tree.switch"))
+            return
+        if value is None:
+            if name in revision.defaults:
+                value = revision.defaults[name]
+            else:
+                unset.append(name)
+                continue
+        values[name] = value
+    chosen = [row for row in rows if all(
+        values.get(name) == want for name, want in row.condition)]
+    if unset and not chosen:
+        verdict.problems.append(_undecided(
+            path, f"{', '.join(unset)} not set in {path}, and {driver} reads "
+                  f"{'it' if len(unset) == 1 else 'them'} with no default"))
+        return
+    if not chosen:
+        set_to = ", ".join(f"{n}={'true' if v else 'false'}" for n, v in sorted(values.items()))
+        verdict.problems.append(Problem(
+            path=path, expected=" or ".join(r.switches for r in rows), given=set_to,
+            message=f"{path}: {driver} starts no worker under {set_to}; this tree selects "
+                    f"{'; '.join(f'{r.default_fqn} when {r.switches}' for r in rows)}.",
+            rule="tree.no-worker"))
+        return
+    if len(chosen) > 1:
+        verdict.problems.append(_undecided(
+            path, f"{driver} would start {' or '.join(r.default_fqn for r in chosen)} "
+                  "under the same switches"))
+        return
+    verdict.switches[path] = values
+    verdict.resolutions.append(
+        _resolution(path, section, kind, chosen[0], values, revision, verdict))
+
+
+def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
+                values: Mapping[str, bool], revision: Revision,
+                verdict: TreeVerdict) -> Resolution:
+    quantized = quant_cfg_of(section) is not None
+    fqn: str = row.default_fqn
+    source: Source = "default"
+    if quantized:
+        if row.quantized_fqn is not None:
+            fqn, source = row.quantized_fqn, "quant-auto"
+        else:
+            verdict.notes.append(
+                f"{path}: quant_cfg is set, and this tree has no quantized counterpart of "
+                f"{row.default_fqn}; it starts that class")
+    configured = section.get(EXTENSION_FIELD)
+    if configured is not None:
+        field_path = f"{path}.{EXTENSION_FIELD}"
+        if "config" not in revision.extension_field:
+            verdict.warnings.append(
+                f"{field_path}={configured} is ignored by this NeMo-RL: it reads "
+                f"{EXTENSION_FIELD} only as {row.driver}'s constructor argument "
+                f"({revision.extension_field}), so {row.driver} starts {fqn}.")
+        elif isinstance(configured, str):
+            fqn, source = configured, "config"
+            if configured not in revision.environments:
+                verdict.problems.append(Problem(
+                    path=field_path, expected="a class in the tree's actor-environment registry",
+                    given=configured,
+                    message=f"{field_path}={configured} is not registered with an actor "
+                            "environment in this tree's registry (ACTOR_ENVIRONMENT_REGISTRY); "
+                            "add it there, or Ray cannot tell which Python runs it.",
+                    rule="R2"))
+    backend, mode = _labels(row, kind, section)
+    env = ActorEnvironment(name=revision.environments.get(fqn, "unregistered"))
+    return Resolution(
+        section=path, role=row.role, backend=backend, mode=mode, quantized=quantized, fqn=fqn,
+        rule="tree", source=source,
+        protocol=f"{row.driver}'s calls", env=env, base_fqn=row.default_fqn)
+
+
+def _labels(row: TreeRow, kind: str, section: Mapping[str, Any]) -> tuple[str, str | None]:
+    """A short backend (and mode) for the table: the enabled block's name, with v1/v2."""
+    mode: str | None = None
+    if kind == GENERATION:
+        backend = str(section.get("backend"))
+        for name, value in row.condition:
+            if name.split(".")[-1] == "async_engine":
+                mode = "async" if value else "sync"
+        return backend, mode
+    enabled = [n.split(".")[0].removesuffix("_cfg") for n, v in sorted(row.condition)
+               if v and n.endswith(".enabled")]
+    backend = enabled[0] if enabled else row.driver
+    for name, value in row.condition:
+        if name.endswith("._v2"):
+            backend += " v2" if value else " v1"
+    return backend, mode
+
+
+def _at(section: Mapping[str, Any], where: str) -> object:
+    node: object = section
+    for key in where.split("."):
+        mapping = as_mapping(node)
+        node = mapping.get(key) if mapping is not None else None
+    return node
+
+
+def _undecided(path: str, reason: str) -> Problem:
+    return Problem(path=path, expected="a worker class the tree's source decides", given="",
+                   message=f"{path}: undecided: {reason}.", rule="tree.undecided")
+
+
+# -- the config rules on the tree's own schema ------------------------------------------
+
+
+def schema_view(config: Mapping[str, Any], revision: Revision) -> dict[str, Any]:
+    """The config as the rules read it: on an older tree, each `dtensor_cfg` read as
+    `automodel_cfg` and its `_v2` (a switch of that tree, not a stale key) left out."""
+    view: dict[str, Any] = copy.deepcopy(dict(config))
+    if revision.schema != OLD_SCHEMA:
+        return view
+    for _, value in model_sections(view):
+        section = value if isinstance(value, dict) else None
+        if section is None or OLD_SCHEMA not in section or NEW_SCHEMA in section:
+            continue
+        block = section.pop(OLD_SCHEMA)
+        if isinstance(block, dict):
+            block = {k: v for k, v in block.items() if k != "_v2"}
+        section[NEW_SCHEMA] = block
+    return view
+
+
+def own_schema(problem: Problem, revision: Revision) -> Problem:
+    """A rule's finding on the view, named by the config's own keys."""
+    if revision.schema != OLD_SCHEMA:
+        return problem
+
+    def back(text: str) -> str:
+        return text.replace(NEW_SCHEMA, OLD_SCHEMA)
+
+    return Problem(path=back(problem.path), expected=back(problem.expected),
+                   given=back(problem.given), message=back(problem.message),
+                   rule=problem.rule, file=problem.file, line=problem.line)
+
+
+# -- what the tree's drivers call on the class a section starts --------------------------
+
+
+def scoped_findings(revision: Revision, verdict: TreeVerdict) -> list[str]:
+    """The audit's findings that this config can hit: those on the class each section
+    starts, under switches the section's values do not exclude. One line each, as
+    warnings: which of them the tree's callers guard is the audit's to say."""
+    from nemo_rl_workers.checks.audit.run import audit_of
+
+    if revision.root is None or revision.is_reference:
+        return []
+    report = audit_of(revision.root)
+    lines: list[str] = []
+    for res in verdict.resolutions:
+        values = verdict.switches.get(res.section, {})
+        for finding in report.findings:
+            if finding.worker != res.fqn or not _compatible(finding.condition, values):
+                continue
+            lines.append(f"{res.section}: {finding.call}: {finding.severity}[{finding.rule}]: "
+                         f"{finding.message}")
+    return list(dict.fromkeys(lines))
+
+
+def _compatible(condition: str, values: Mapping[str, bool]) -> bool:
+    """Whether a finding's `a=true and b=false` can hold where the section set `values`."""
+    for part in condition.split(" and ") if condition else ():
+        name, _, value = part.partition("=")
+        if name in values and values[name] != (value == "true"):
+            return False
+    return True
