@@ -117,7 +117,7 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     if args.command == "list":
         from nemo_rl_workers.commands.listing import run_list
 
-        return run_list(args.json, out, err)
+        return run_list(args.json, args.nemo_rl, args.reference, out, err)
     if args.command == "audit":
         from nemo_rl_workers.commands.audit_cache import run_audit_cached
 
@@ -176,14 +176,14 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
     return EXIT_PROBLEMS if any(r.problems for r in reports) else EXIT_OK
 
 
-def _revisions(given: str | None, configs: Sequence[str],
-               err: TextIO) -> dict[str, Revision] | None:
+def _revisions(given: str | None, configs: Sequence[str], err: TextIO,
+               reference: bool = False) -> dict[str, Revision] | None:
     """The NeMo-RL each config is judged against; None after one line for a bad --nemo-rl."""
     from nemo_rl_workers.checks.revision import revision_of
     from nemo_rl_workers.reading.checkout import UnusableCheckout, find_checkout
 
     try:
-        return {c: revision_of(find_checkout(given, [c])) for c in configs}
+        return {c: revision_of(find_checkout(given, [c], reference)) for c in configs}
     except UnusableCheckout as bad:
         print(f"nemo-rl-workers: {bad}", file=err)
         return None
@@ -192,7 +192,7 @@ def _revisions(given: str | None, configs: Sequence[str],
 def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.config_check import analyze_file
 
-    revisions = _revisions(args.nemo_rl, [args.config], err)
+    revisions = _revisions(args.nemo_rl, [args.config], err, args.reference)
     if revisions is None:
         return EXIT_UNUSABLE
     report = analyze_file(
@@ -227,7 +227,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ClusterUnusable as bad:
             print(f"nemo-rl-workers: {bad}", file=err)
             return EXIT_UNUSABLE
-    revisions = _revisions(args.nemo_rl, args.configs, err)
+    revisions = _revisions(args.nemo_rl, args.configs, err, args.reference)
     if revisions is None:
         return EXIT_UNUSABLE
     reports = [

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from nemo_rl_workers.findings.report import table
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.revision import Revision
 from nemo_rl_workers.model.protocols import protocol_ref
 from nemo_rl_workers.model.registry import WorkerRegistry, WorkerRow
 
@@ -118,18 +121,79 @@ def render_listing(listing: WorkerListing) -> str:
     return "\n".join(out)
 
 
-def run_list(as_json: bool, out: TextIO, err: TextIO) -> int:
-    """The `list` command: 0, or 2 with one line when an entry point is broken."""
+def tree_listing_json(revision: Revision) -> dict[str, Any]:
+    return {
+        "nemo_rl": revision.as_json(),
+        "rows": [
+            {
+                "role": row.role,
+                "driver": row.driver,
+                "switches": row.switches,
+                "default": row.default_fqn,
+                "quantized": row.quantized_fqn,
+                "env": revision.environments.get(row.default_fqn),
+                "quantized_env": (revision.environments.get(row.quantized_fqn)
+                                  if row.quantized_fqn else None),
+                "where": row.where,
+            }
+            for row in revision.rows
+        ],
+        "defaults": dict(revision.defaults),
+        "environments": dict(revision.environments),
+        "calls": {driver: list(methods) for driver, methods in revision.calls.items()},
+    }
+
+
+def render_tree_listing(revision: Revision) -> str:
+    """The tree's table: every role and driver, the switches that select each class, its
+    quantized counterpart and both environments; then how the tree reads its config."""
+    header = ["role", "driver", "switches", "worker", "env", "quantized", "quantized env"]
+    rows = [
+        [row.role, row.driver, row.switches, row.default_fqn,
+         revision.environments.get(row.default_fqn, "unregistered"),
+         row.quantized_fqn or "-",
+         revision.environments.get(row.quantized_fqn, "unregistered")
+         if row.quantized_fqn else "-"]
+        for row in revision.rows
+    ]
+    out = ["worker rows", *("  " + line for line in table(rows, header))]
+    out.append("")
+    defaults = ", ".join(f"{k}={'true' if v else 'false'}" for k, v in sorted(
+        revision.defaults.items())) or "none"
+    out.append(f"switch defaults (a config that leaves one out): {defaults}")
+    out.append(f"worker_extension_cls_fqn: read from the {revision.extension_field}"
+               if revision.extension_field != "not read"
+               else "worker_extension_cls_fqn: not read")
+    out.append(f"actor-environment registry: {len(revision.environments)} classes")
+    out.append(f"vLLM pinned: {revision.vllm_pin or 'none'}")
+    out.extend(f"undecided: {reason}" for reason in revision.undecided)
+    return "\n".join(out)
+
+
+def run_list(as_json: bool, given: str | None, reference: bool, out: TextIO,
+             err: TextIO) -> int:
+    """The `list` command: 0, or 2 with one line when an entry point is broken or
+    `--nemo-rl` names no tree. A tree other than the reference prints its own table."""
+    from nemo_rl_workers.checks.revision import revision_of
     from nemo_rl_workers.model.registry import RegistryError, default_registry
+    from nemo_rl_workers.reading.checkout import UnusableCheckout, find_checkout
 
     try:
+        revision = revision_of(find_checkout(given, (), reference))
         listing = worker_listing(default_registry())
-    except RegistryError as bad:
+    except (RegistryError, UnusableCheckout) as bad:
         print(f"nemo-rl-workers: {bad}", file=err)
         return 2
+    if not revision.is_reference:
+        if as_json:
+            json.dump(tree_listing_json(revision), out, indent=2)
+            out.write("\n")
+        else:
+            print(f"NeMo-RL: {revision.label()}\n{render_tree_listing(revision)}", file=out)
+        return 0
     if as_json:
-        json.dump(listing_json(listing), out, indent=2)
+        json.dump({"nemo_rl": revision.as_json(), **listing_json(listing)}, out, indent=2)
         out.write("\n")
     else:
-        print(render_listing(listing), file=out)
+        print(f"NeMo-RL: {revision.label()}\n{render_listing(listing)}", file=out)
     return 0

@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from nemo_rl_workers.commands.options import add_nemo_rl_flag
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.model.migration import DROPPED_KEYS as DROPPED_KEYS
+from nemo_rl_workers.model.migration import LOUD
 from nemo_rl_workers.model.migration import RENAMED_BLOCKS as RENAMED_BLOCKS
 from nemo_rl_workers.model.migration import Migration as Migration
 from nemo_rl_workers.model.migration import migrate_paths as migrate_paths
@@ -67,6 +69,7 @@ def _parser() -> _Parser:
                        help="write nothing; exit 1 when any file would change")
     parser.add_argument("--explicit-workers", action="store_true",
                         help=f"write out the {FIELD} that quant_cfg implies")
+    add_nemo_rl_flag(parser)
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 
@@ -92,7 +95,37 @@ def _show_report(report: FileReport, verb: str, out: TextIO, err: TextIO) -> Non
     for change in report.changes:
         out.write(f"  {change}\n")
     for note in report.notes:
+        if note.startswith(LOUD):  # it changes what runs: said on stderr too, file and line
+            line, _, message = note.removeprefix(LOUD).removeprefix("line ").partition(": ")
+            err.write(f"{name}:{line}: warning: {message}\n")
+            out.write(f"  warning: {message} (line {line})\n")
+            continue
         out.write(f"  note: {note}\n")
+
+
+def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path]],
+                         err: TextIO) -> set[Path] | None:
+    """The files whose NeMo-RL reads the older schema they are on: migrate moves configs
+    to the schema of their tree, never away from it, so these stay as they are (one line
+    per tree says why). None after one line for a bad --nemo-rl."""
+    from nemo_rl_workers.checks.revision import NEW_SCHEMA, revision_of
+    from nemo_rl_workers.reading.checkout import UnusableCheckout, find_checkout
+
+    kept: dict[str, list[Path]] = {}
+    try:
+        for file, _ in inputs:
+            revision = revision_of(find_checkout(args.nemo_rl, [str(file)], args.reference))
+            if revision.schema != NEW_SCHEMA:
+                kept.setdefault(revision.label(), []).append(file)
+    except UnusableCheckout as bad:
+        err.write(f"nemo-rl-workers migrate: {bad}\n")
+        return None
+    for label, files in kept.items():
+        err.write(f"nemo-rl-workers migrate: {len(files)} file(s) left unchanged: they are "
+                  f"on the schema of the NeMo-RL they belong to, {label}; give --reference "
+                  "(or --nemo-rl with a tree on the automodel_cfg schema) to migrate toward "
+                  "it\n")
+    return {f for files in kept.values() for f in files}
 
 
 def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
@@ -120,7 +153,18 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
         names = ", ".join(one_line(str(c)) for c in configs)
         err.write(f"error: no config files found in {names}\n")
         return 2
-    reports = migrate_paths(configs, explicit_workers=args.explicit_workers)
+    kept = _on_their_own_schema(args, inputs, err)
+    if kept is None:
+        return 2
+    if kept:
+        inputs = [(f, base) for f, base in inputs if f not in kept]
+        configs = [c for c in configs if _is_dir(c) or c not in kept]
+        if not inputs:
+            out.write(f"0 {'changed' if args.in_place else 'would change'}, "
+                      f"{len(kept)} unchanged, 0 failed\n")
+            return 0
+    reports = [r for r in migrate_paths(configs, explicit_workers=args.explicit_workers)
+               if r.path not in kept]
     in_place: bool = args.in_place
     output: Path | None = args.output
     dests: dict[Path, Path] = {}

@@ -101,10 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_nemo_rl_flag(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
+    which = command.add_mutually_exclusive_group()
+    which.add_argument(
         "--nemo-rl", default=None, metavar="PATH",
         help="the NeMo-RL checkout to judge against (default: the checkout holding the "
         "config, else the nemo_rl this environment imports, else the reference)")
+    which.add_argument(
+        "--reference", action="store_true",
+        help="judge against the reference NeMo-RL (upstream after PR #4176), whatever "
+        "checkout holds the config")
 
 
 def _static_flags(command: argparse.ArgumentParser) -> None:

@@ -62,8 +62,12 @@ from nemo_rl_workers.reading.yaml_edits import (
 
 RENAMED_BLOCKS: Mapping[str, str] = {"dtensor_cfg": "automodel_cfg"}
 """Old block name -> current name, inside a worker section."""
-DROPPED_KEYS: Mapping[str, tuple[str, ...]] = {"automodel_cfg": ("_v2",)}
+V2_KEY = "_v2"
+DROPPED_KEYS: Mapping[str, tuple[str, ...]] = {"automodel_cfg": (V2_KEY,)}
 """Current block name -> keys dropped inside it (also found under the block's old name)."""
+
+LOUD = "warning: "
+"""A note that changes what runs (`migrate` prints it as a warning with its file and line)."""
 
 Parts = tuple[str | int, ...]
 """A config path as keys and list indices: ("teachers", 1, "automodel_cfg")."""
@@ -128,6 +132,13 @@ def _drop_keys(plan: _Plan, section: Map, path: str, parts: Parts) -> None:
         for key in dropped:
             plan.edits.extend(drop_entry(plan.text, block, key))
             plan.changes.append(f"dropped {path}.{new}.{key}")
+            value = block[key]
+            if key == V2_KEY and isinstance(value, Node) and value.raw.lower() == "false":
+                line = plan.text.count("\n", 0, block.keys_at[key].start) + 1
+                plan.warnings.append(
+                    f"{LOUD}line {line}: {path}.{name}.{key}: false selects the DTensor v1 "
+                    f"worker, which the {new} schema does not have: after migration "
+                    f"{path} runs the {new.removesuffix('_cfg')} backend's worker instead")
         if len(dropped) == len(block) and not block.node.flow:
             # `automodel_cfg:` with nothing under it would be null and, in a child config,
             # wipe the inherited block; an empty mapping merges as a no-op.

@@ -107,8 +107,12 @@ def environment_checkout() -> Checkout | None:
     return None
 
 
-def find_checkout(given: str | None, configs: Sequence[str] = ()) -> Checkout | None:
-    """The tree to judge (see the module docstring); None: the reference."""
+def find_checkout(given: str | None, configs: Sequence[str] = (),
+                  reference: bool = False) -> Checkout | None:
+    """The tree to judge (see the module docstring); None: the reference (also when
+    `reference` asks for it)."""
+    if reference:
+        return None
     if given is not None:
         return given_checkout(given)
     for config in configs:
