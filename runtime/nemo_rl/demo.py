@@ -24,7 +24,8 @@ from nemo_rl_workers.errors import WorkerConfigError
 from nemo_rl_workers.model.resolver import resolve_config
 from nemo_rl_workers.reading.loader import load_config
 
-CONFIGS = Path(__file__).resolve().parent.parent / "examples" / "configs"
+# The repository's example configs: runtime/nemo_rl/demo.py -> the checkout's examples/.
+CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
 
 
 def _batch(rows: int, vocab: int, seed: int) -> TrainBatch:

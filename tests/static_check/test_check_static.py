@@ -146,7 +146,7 @@ def test_a_class_in_another_environment_is_located_with_its_interpreter(
     )
     config = str(extension / "job.yaml")
     done = _run(["check", "--static", "--json", config],
-                pythonpath=f"{extension}{os.pathsep}{REPO}")
+                pythonpath=os.pathsep.join(map(str, (extension, REPO, REPO / "runtime"))))
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout.rsplit("LOADED=", 1)[0])
     assert report["workers"][0]["env"] == "other"
