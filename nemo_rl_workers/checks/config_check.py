@@ -131,7 +131,7 @@ def analyze_for_tree(
         schema_view,
         scoped_findings,
     )
-    from nemo_rl_workers.model.config_rules import config_rules
+    from nemo_rl_workers.model.config_rules import config_rules, merge_problems
 
     rules = config_rules(schema_view(config, revision), world_size=world_size,
                          preflight=preflight)
@@ -143,7 +143,7 @@ def analyze_for_tree(
             f"outdated-key rules: this NeMo-RL reads {OLD_SCHEMA}"
             f"{' with _v2' if revision.has_v2 else ''}, so its configs' keys are current")
     verdict = judge_sections(config, revision)
-    report.problems.extend(verdict.problems)
+    merge_problems(report.problems, verdict.problems)  # one problem per path: the rules' first
     report.workers.extend(verdict.resolutions)
     report.warnings.extend(verdict.warnings)
     report.skipped.extend(verdict.notes)

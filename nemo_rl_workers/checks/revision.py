@@ -225,11 +225,21 @@ def build_revision(root: Path, how: str) -> Revision:
     return Revision(
         name=str(root), root=str(root), how=how, commit=git_commit(root), schema=schema,
         has_v2=has_v2, extension_field=_extension_field(tree, driver_modules),
-        rows=tuple(rows), environments=dict(side.environments),
+        rows=tuple(rows), environments={k: _env_name(v) for k, v in side.environments.items()},
         defaults=_defaults(tree, driver_modules, switches), vllm_pin=vllm_pin(root),
         calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
         undecided=tuple(undecided))
+
+
+def _env_name(text: str) -> str:
+    """An environment as the registry names it: a string literal's value, else the
+    expression as written (`PY_EXECUTABLES.VLLM`)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value if isinstance(value, str) else text
 
 
 def _role_of(driver: str) -> str:
