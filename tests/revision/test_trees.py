@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,15 +37,13 @@ policy:
 """
 
 
-def _check(*argv: str) -> tuple[int, dict[str, object], str]:
+def _check(*argv: str) -> tuple[int, dict[str, Any], str]:
     code, out, err = run("check", "--no-verify", "--json", *argv)
     return code, json.loads(out), err
 
 
-def _workers(report: dict[str, object]) -> dict[str, str]:
-    workers = report["workers"]
-    assert isinstance(workers, list)
-    return {w["section"]: w["fqn"] for w in workers}
+def _workers(report: dict[str, Any]) -> dict[str, str]:
+    return {w["section"]: w["fqn"] for w in report["workers"]}
 
 
 def test_the_older_tree_is_modelled_from_its_source(tmp_path: Path) -> None:
@@ -229,7 +228,8 @@ policy:
 def test_which_nemo_rl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = old_tree(tmp_path / "fork")
     path = config(root, "c.yaml", OLD_CONFIG)
-    assert config_checkout(path) is not None and config_checkout(path).root == root.resolve()
+    own = config_checkout(path)
+    assert own is not None and own.root == root.resolve()
     elsewhere = tmp_path / "elsewhere.yaml"
     elsewhere.write_text(OLD_CONFIG)
     other = old_tree(tmp_path / "other")
