@@ -175,10 +175,8 @@ def revision_of(checkout: Checkout | None) -> Revision:
 def _tree_revision(root: Path, how: str) -> Revision:
     """Read once per process and tree (every config of a `check` shares it)."""
     if _selects_through_library(root):
-        reference = reference_revision(how, str(root))
-        return Revision(**{**reference.__dict__, "name": str(root), "root": str(root),
-                           "commit": git_commit(root),
-                           "how": f"{how}; it selects workers through {LIBRARY_PACKAGE}"})
+        # Judged as the reference, named as it: nothing machine-specific in the report.
+        return reference_revision(f"{how}, which selects workers through {LIBRARY_PACKAGE}")
     return build_revision(root, how)
 
 
