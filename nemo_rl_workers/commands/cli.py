@@ -230,9 +230,14 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     revisions = _revisions(args.nemo_rl, args.configs, err, args.reference)
     if revisions is None:
         return EXIT_UNUSABLE
+    # Against another tree, "verify" is the audit's findings on the classes a section
+    # starts, read from source: --static asks for it too.
+    audit_too = args.static and not args.no_verify
     reports = [
-        analyze_file(path, (), world_size=world_size, verify=verify, preflight=True,
-                     world_size_from_config=not flags_given, revision=revisions[path])
+        analyze_file(path, (), world_size=world_size,
+                     verify=verify or (audit_too and not revisions[path].is_reference),
+                     preflight=True, world_size_from_config=not flags_given,
+                     revision=revisions[path])
         for path in args.configs
     ]
     if nodes is not None:

@@ -93,8 +93,12 @@ def add_static_problems(
     if not usable:
         return False
     wanted: dict[str, dict[Subject, None]] = defaultdict(dict)  # python -> subjects
+    # A section another NeMo-RL tree starts is judged against that tree's driver calls
+    # (the audit's findings, scoped to the config), not against this project's Protocols.
+    judged = {id(report): [res for res in report.workers if res.rule != "tree"]
+              for report in reports}
     for report in reports:
-        for res in report.workers:
+        for res in judged[id(report)]:
             wanted[res.env.python][Subject(res.fqn, res.protocol, res.base_fqn)] = None
     verdicts: dict[tuple[str, Subject], StaticReport] = {}
     for python, subjects in wanted.items():
@@ -102,7 +106,7 @@ def add_static_problems(
             verdicts[(python, verdict.subject)] = verdict
     for report in reports:
         found: list[Problem] = []
-        for res in report.workers:
+        for res in judged[id(report)]:
             verdict = verdicts[(res.env.python, Subject(res.fqn, res.protocol, res.base_fqn))]
             check = WorkerCheck.of(res, {})
             found.extend(_problems(check.field_path, check.expected, res.fqn, verdict))

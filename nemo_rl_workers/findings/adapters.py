@@ -35,7 +35,9 @@ def shown_path(file: str) -> str:
 
 
 def check_results(reports: Sequence[ConfigReport], command: str = "check") -> Results:
-    results = Results(command)
+    from nemo_rl_workers.findings.report import revision_json
+
+    results = Results(command, nemo_rl=revision_json(reports[0]) if reports else None)
     for report in reports:
         case = Case(report.config, command, error=report.unusable, file=report.config,
                     notes=list(report.skipped))

@@ -8,7 +8,7 @@ config, class or worker pair: a JUnit test case), each holding `Finding`s; the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 Severity: TypeAlias = Literal["error", "warning", "note"]
 
@@ -59,6 +59,8 @@ class Results:
 
     command: str
     cases: list[Case] = field(default_factory=list)
+    # The NeMo-RL revision judged (`Revision.as_json()`), where the command judges one.
+    nemo_rl: dict[str, Any] | None = None
 
     def findings(self) -> list[Finding]:
         return [f for case in self.cases for f in case.findings]

@@ -10,6 +10,7 @@ that could not be judged at all is an `<error>`, warnings and notes go to its
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,8 @@ def render(results: Results) -> str:
     from junitparser import JUnitXml, TestSuite
 
     suite = TestSuite(f"nemo-rl-workers {results.command}")
+    if results.nemo_rl is not None:  # which NeMo-RL was judged, as a suite property
+        suite.add_property("nemo_rl", json.dumps(results.nemo_rl, sort_keys=True))
     for case in results.cases:
         suite.add_testcase(_case(case))
     xml = JUnitXml()

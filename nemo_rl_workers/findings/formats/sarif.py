@@ -79,6 +79,9 @@ def render(results: Results) -> str:
                 executionSuccessful=not any(c.error is not None for c in results.cases),
             )],
             results=[result(f) for f in findings],
+            # Which NeMo-RL was judged: a verdict is only true of a revision.
+            properties=(sarif.PropertyBag(nemo_rl=results.nemo_rl)
+                        if results.nemo_rl is not None else None),
         )],
     )
     # Members left at the schema's defaults are left out (an empty list, -1 indices).
