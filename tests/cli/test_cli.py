@@ -54,7 +54,8 @@ def write(tmp_path: Path, name: str, text: str) -> str:
 def test_resolve_prints_a_table_with_every_worker(tmp_path: Path) -> None:
     code, out, err = run("resolve", write(tmp_path, "c.yaml", BASE_YAML))
     assert (code, err) == (0, "")
-    lines = out.splitlines()
+    first, *lines = out.splitlines()  # the first line names the NeMo-RL judged
+    assert first.startswith("NeMo-RL: reference: upstream NeMo-RL after PR #4176")
     assert lines[1].split() == [
         "section",
         "backend",

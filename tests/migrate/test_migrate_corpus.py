@@ -27,7 +27,9 @@ def migrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(CORPUS, copy)
     out, err = io.StringIO(), io.StringIO()
     assert run_migrate([str(copy), "--in-place"], out, err) == 0, err.getvalue()
-    assert err.getvalue() == ""
+    # Nothing on stderr but the warnings for sections whose `_v2: false` chose DTensor v1.
+    assert [line for line in err.getvalue().splitlines()
+            if ": warning: " not in line or not line.endswith("backend's worker instead")] == []
     return copy
 
 
@@ -64,7 +66,8 @@ def test_the_outdated_corpus_is_rejected_before_migration() -> None:
     if not CORPUS.is_dir():
         pytest.skip(f"corpus not present at {CORPUS}")
     out, err = io.StringIO(), io.StringIO()
-    assert run_migrate([str(CORPUS), "--check"], out, err) == 1
+    # Toward the reference: against its own tree the corpus is current (tests/revision).
+    assert run_migrate([str(CORPUS), "--check", "--reference"], out, err) == 1
     # 137: `value` and `env.reward_model` sections are migrated too (as upstream checks them).
     assert "137 would change, 158 unchanged, 0 failed\n" in out.getvalue()
     assert "value.dtensor_cfg -> value.automodel_cfg" in out.getvalue()

@@ -48,7 +48,8 @@ def test_json_lists_every_row_and_the_installed_extension() -> None:
 def test_table_shows_rows_protocols_and_extensions() -> None:
     code, out, _ = run("list")
     assert code == 0
-    lines = out.splitlines()
+    first, *lines = out.splitlines()  # the first line names the NeMo-RL judged
+    assert first.startswith("NeMo-RL: reference: upstream NeMo-RL after PR #4176")
     assert lines[0] == "worker rows"
     assert lines[1].split() == ["role", "backend", "protocol", "quant", "protocol", "env",
                                 "default", "quantized"]
