@@ -168,16 +168,16 @@ def revision_of(checkout: Checkout | None) -> Revision:
     """The revision to judge: the reference without a tree, else the tree's model."""
     if checkout is None:
         return reference_revision()
-    return _tree_revision(checkout.root, checkout.how)
+    return _tree_revision(checkout.root, checkout.how, checkout.name)
 
 
 @functools.cache
-def _tree_revision(root: Path, how: str) -> Revision:
+def _tree_revision(root: Path, how: str, name: str) -> Revision:
     """Read once per process and tree (every config of a `check` shares it)."""
     if _selects_through_library(root):
         # Judged as the reference, named as it: nothing machine-specific in the report.
         return reference_revision(f"{how}, which selects workers through {LIBRARY_PACKAGE}")
-    return build_revision(root, how)
+    return build_revision(root, how, name)
 
 
 def _selects_through_library(root: Path) -> bool:
@@ -193,8 +193,9 @@ def _selects_through_library(root: Path) -> bool:
     return False
 
 
-def build_revision(root: Path, how: str) -> Revision:
-    """The model of the tree at `root` (the folder holding its `nemo_rl`)."""
+def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
+    """The model of the tree at `root` (the folder holding its `nemo_rl`); `name`: how
+    reports name it (default: the folder)."""
     from nemo_rl_workers.checks.audit.drivers import DriverReader
     from nemo_rl_workers.reading.source import Resolver
 
@@ -221,7 +222,7 @@ def build_revision(root: Path, how: str) -> Revision:
         calls.setdefault(dispatch.owner, []).append(dispatch.method)
     driver_modules = {d.fqn.rpartition(".")[0] for d in side.drivers.values()}
     return Revision(
-        name=str(root), root=str(root), how=how, commit=git_commit(root), schema=schema,
+        name=name or str(root), root=str(root), how=how, commit=git_commit(root), schema=schema,
         has_v2=has_v2, extension_field=_extension_field(tree, driver_modules),
         rows=tuple(rows), environments={k: _env_name(v) for k, v in side.environments.items()},
         defaults=_defaults(tree, driver_modules, switches), vllm_pin=vllm_pin(root),

@@ -105,11 +105,15 @@ def _drivers_for(kind: str, section: Mapping[str, Any], revision: Revision,
         known = ", ".join(revision.drivers_of(GENERATION)) or "none"
         return None, (f"{path}.backend={backend}: no generation driver of this tree starts "
                       f"workers for it (its generation drivers: {known})")
-    for role in SECTION_ROLES.get(kind, ()):
+    roles = SECTION_ROLES.get(kind, ())
+    for role in roles:
         drivers = revision.drivers_of(role)
         if drivers:
             return drivers[0], None
-    return None, None  # a section this tree starts no workers for: nothing to judge
+    if "policy" in roles:  # every NeMo-RL starts a policy: not finding its driver decides nothing
+        return None, (f"no driver of this tree starts {kind} workers that the source names "
+                      "(no class calls a worker builder with a worker class's name)")
+    return None, None  # a section this older tree has no workers for (value): nothing to judge
 
 
 def _judge(path: str, section: Mapping[str, Any], kind: str, revision: Revision,

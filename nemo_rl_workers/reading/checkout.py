@@ -31,8 +31,13 @@ class UnusableCheckout(ValueError):
 class Checkout:
     """A NeMo-RL tree on disk: the folder holding its `nemo_rl` package."""
 
-    root: Path
+    root: Path  # absolute
     how: str  # why this tree: "--nemo-rl", "the config's checkout", "the environment's nemo_rl"
+    shown: str = ""  # how reports name it: relative where the user gave relative paths
+
+    @property
+    def name(self) -> str:
+        return self.shown or str(self.root)
 
     @property
     def package(self) -> Path:
@@ -63,9 +68,10 @@ def given_checkout(path: str) -> Checkout:
         if not folder.is_dir():
             raise UnusableCheckout(f"--nemo-rl {path}: is not a folder")
         if is_checkout(folder):
-            return Checkout(folder.resolve(), "--nemo-rl")
+            return Checkout(folder.resolve(), "--nemo-rl", os.path.normpath(path))
         if folder.name == PACKAGE and is_checkout(folder.parent):
-            return Checkout(folder.parent.resolve(), "--nemo-rl")
+            return Checkout(folder.parent.resolve(), "--nemo-rl",
+                            os.path.normpath(os.path.join(path, os.pardir)))
     except OSError as err:
         raise UnusableCheckout(f"--nemo-rl {path}: cannot be read: {err.strerror or err}") from err
     raise UnusableCheckout(
@@ -81,7 +87,8 @@ def config_checkout(config: str) -> Checkout | None:
         return None
     for _ in range(MAX_WALK_UP):
         if is_checkout(folder):
-            return Checkout(folder, "the config's checkout")
+            shown = str(folder) if os.path.isabs(config) else os.path.relpath(folder)
+            return Checkout(folder, "the config's checkout", shown)
         if folder.parent == folder:
             return None
         folder = folder.parent

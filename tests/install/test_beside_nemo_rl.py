@@ -37,6 +37,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from tests.revision.trees import OLD_FILES
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,6 +54,7 @@ FAILED = ("Traceback", "INTERNALERROR", "nemo-rl-workers: internal error")
 GOOD = "nemo_rl.models.policy.workers.good_worker.GoodWorker"
 PLAIN = "nemo_rl.models.policy.workers.my_worker.MyWorker"
 CONFIG = "examples/configs/tiny.yaml"
+POLICY_V2 = "nemo_rl.models.policy.workers.dtensor_v2.DTensorPolicyWorkerV2"
 
 STANDIN: dict[str, str] = {
     "pyproject.toml": """\
@@ -72,6 +75,9 @@ STANDIN: dict[str, str] = {
         # The stand-in has none of the reference's default worker classes to import.
         nemo_rl_workers_check_args = ["--no-verify"]
         """,
+    # A fork before the rename (tests/revision/trees.py): Policy and VllmGeneration pick
+    # their workers by dtensor_cfg/_v2/megatron_cfg and async_engine, as upstream's did.
+    **{name: text for name, text in OLD_FILES.items() if name != "pyproject.toml"},
     "nemo_rl/__init__.py": "STANDIN = True\n",
     "nemo_rl/algorithms/__init__.py": "",
     # A driver that starts its worker class by FQN and calls a method by name, as
@@ -87,15 +93,6 @@ STANDIN: dict[str, str] = {
 
             def wake(self):
                 return self.worker_group.run_all_workers_single_data("wake_up")
-        """,
-    "nemo_rl/distributed/__init__.py": "",
-    "nemo_rl/distributed/worker_groups.py": """\
-        class RayWorkerBuilder:
-            def __init__(self, fqn, *args, **kwargs): ...
-
-
-        class RayWorkerGroup:
-            def __init__(self, builder): ...
         """,
     "nemo_rl/models/__init__.py": "",
     "nemo_rl/models/policy/__init__.py": "",
@@ -142,8 +139,9 @@ STANDIN: dict[str, str] = {
           model_name: tiny-llama-local
           train_micro_batch_size: 2
           logprob_batch_size: 2
-          automodel_cfg:
+          dtensor_cfg:
             enabled: true
+            _v2: true
           megatron_cfg:
             enabled: false
           optimizer:
@@ -532,18 +530,21 @@ def test_check_a_good_config(world: World, place: str) -> None:
     config = world.path(place, CONFIG)
     done = _ok(world.cli(place, "check", "--no-verify", config))
     lines = done.stdout.splitlines()
-    assert lines[0] == config and lines[-1].strip() == "ok", done.stdout
+    # Judged against the stand-in, the NeMo-RL of this environment and of the config.
+    assert lines[0].startswith("NeMo-RL: ") and "(dtensor_cfg schema with _v2; " in lines[0]
+    assert lines[1] == config and lines[-1].strip() == "ok", done.stdout
+    assert POLICY_V2 in done.stdout, done.stdout
     assert done.stderr == ""
 
 
 @pytest.mark.parametrize("place", PLACES)
 def test_check_verifies_against_the_standin(world: World, place: str) -> None:
-    """With verification, the classes are imported from the environment's `nemo_rl`:
-    the stand-in, which has no reference worker; the tool ships none to fall back on."""
+    """With verification, the classes the stand-in starts are judged against what its own
+    drivers call on them (read from source): its Policy calls `train`, which they have.
+    The tool ships no `nemo_rl` to fall back on."""
     done = world.cli(place, "check", world.path(place, CONFIG))
-    assert (done.returncode, done.stderr) == (1, ""), done.stdout + done.stderr
-    assert ("cannot be imported: importing nemo_rl.models.policy.workers."
-            "automodel_policy_worker raised ModuleNotFoundError") in done.stdout, done.stdout
+    assert (done.returncode, done.stderr) == (0, ""), done.stdout + done.stderr
+    assert POLICY_V2 in done.stdout and "audit:" not in done.stdout, done.stdout
 
 
 def test_check_sarif_needs_the_ci_extra(world: World) -> None:
@@ -562,7 +563,7 @@ def test_check_sarif_needs_the_ci_extra(world: World) -> None:
 def test_audit_the_standin(world: World, place: str) -> None:
     tree = str(world.standin) if place == "elsewhere" else "."
     done = world.cli(place, "audit", "--nemo-rl", tree, "--no-cache")
-    # The stand-in's driver calls wake_up, which its worker has: no findings.
+    # The stand-in's drivers call wake_up, train and generate, which its workers have.
     assert done.returncode == 0, done.stdout + done.stderr
     if world.static:
         assert done.stderr == ""
@@ -572,7 +573,7 @@ def test_audit_the_standin(world: World, place: str) -> None:
         assert note.startswith("nemo-rl-workers: audit: vLLM's extension rule not applied: "
                                "no vllm-stubs"), note
     assert done.stdout.splitlines()[-1] == (
-        "audit: 1 drivers, 1 worker classes, 1 dispatch call sites (1 resolved): no findings")
+        "audit: 3 drivers, 8 worker classes, 3 dispatch call sites (3 resolved): no findings")
 
 
 @pytest.mark.parametrize("place", PLACES)

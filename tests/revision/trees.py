@@ -160,25 +160,28 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+OLD_FILES: dict[str, str] = {
+    "nemo_rl/__init__.py": "",
+    "nemo_rl/distributed/__init__.py": "",
+    "nemo_rl/distributed/worker_groups.py": WORKER_GROUPS,
+    "nemo_rl/distributed/ray_actor_environment_registry.py": OLD_REGISTRY,
+    "nemo_rl/modelopt/__init__.py": "",
+    "nemo_rl/modelopt/registry.py": MODELOPT_REGISTRY,
+    "nemo_rl/models/__init__.py": "",
+    "nemo_rl/models/policy/__init__.py": "",
+    "nemo_rl/models/policy/lm_policy.py": OLD_POLICY,
+    "nemo_rl/models/policy/utils.py": OLD_OVERRIDES,
+    **OLD_WORKERS,
+    "nemo_rl/models/generation/__init__.py": "",
+    "nemo_rl/models/generation/vllm_generation.py": GENERATION,
+    "pyproject.toml": '[project]\nname = "fork"\nversion = "0"\n'
+                      'dependencies = ["vllm==0.20.1", "torch"]\n',
+}
+
+
 def old_tree(root: Path) -> Path:
     """Upstream's layout before the rename (see OLD_POLICY)."""
-    return write(root, {
-        "nemo_rl/__init__.py": "",
-        "nemo_rl/distributed/__init__.py": "",
-        "nemo_rl/distributed/worker_groups.py": WORKER_GROUPS,
-        "nemo_rl/distributed/ray_actor_environment_registry.py": OLD_REGISTRY,
-        "nemo_rl/modelopt/__init__.py": "",
-        "nemo_rl/modelopt/registry.py": MODELOPT_REGISTRY,
-        "nemo_rl/models/__init__.py": "",
-        "nemo_rl/models/policy/__init__.py": "",
-        "nemo_rl/models/policy/lm_policy.py": OLD_POLICY,
-        "nemo_rl/models/policy/utils.py": OLD_OVERRIDES,
-        **OLD_WORKERS,
-        "nemo_rl/models/generation/__init__.py": "",
-        "nemo_rl/models/generation/vllm_generation.py": GENERATION,
-        "pyproject.toml": '[project]\nname = "fork"\nversion = "0"\n'
-                          'dependencies = ["vllm==0.20.1", "torch"]\n',
-    })
+    return write(root, OLD_FILES)
 
 
 def new_tree(root: Path) -> Path:
