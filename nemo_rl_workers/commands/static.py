@@ -115,15 +115,18 @@ def _problems(path: str, expected: str, fqn: str, verdict: StaticReport) -> list
     if verdict.unusable is not None:
         message = f"{path}={fqn} cannot be judged from source: {verdict.unusable}"
         return [Problem(path, expected, fqn, message, rule="import")]
+    contract = f"the {verdict.subject.protocol} contract"
     return [
         Problem(
             path,
             expected,
             fqn,
-            f"{path}={fqn} does not satisfy the {verdict.subject.protocol} contract: {line}",
+            f"{path}={fqn} is undecided for {contract} (never a pass): {finding.message}"
+            if finding.rule == "undecided"
+            else f"{path}={fqn} does not satisfy {contract}: {line}",
             rule="contract",
         )
-        for line in verdict.lines()
+        for finding, line in zip(verdict.findings, verdict.lines(), strict=True)
     ]
 
 
