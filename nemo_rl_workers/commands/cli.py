@@ -180,9 +180,9 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"nemo-rl-workers: {bad}", file=err)
             return EXIT_UNUSABLE
     reports = [
-        analyze_file(path, (), world_size=world_size, verify=verify, preflight=True,
-                     world_size_from_config=not flags_given)
-        for path in args.configs
+        analyze_file(item, (), world_size=world_size, verify=verify, preflight=True,
+                     world_size_from_config=not flags_given) if isinstance(item, str) else item
+        for item in _config_inputs(args.configs)
     ]
     if nodes is not None:
         _add_fit_findings(reports, nodes, args)
@@ -196,6 +196,38 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         return emit_check(reports, args.output_format, out, err)
     return _emit(reports, args.json, out, err)
+
+
+def _config_inputs(configs: Sequence[str]) -> list[str | ConfigReport]:
+    """Each file as given; a folder stands for its *.yaml / *.yml files, as for `migrate`
+    (sorted, dot-files skipped, symlinked folders not entered; one already named is not
+    checked twice). A folder without any is unusable input: a report saying so."""
+    from pathlib import Path
+
+    from nemo_rl_workers.checks.config_check import ConfigReport
+    from nemo_rl_workers.reading.migrate_files import expand_inputs, is_dir, real_path
+    from nemo_rl_workers.reading.yaml_edits import MigrationError
+
+    items: list[str | ConfigReport] = []
+    seen: set[Path] = set()
+    for given in configs:
+        if not is_dir(Path(given)):
+            items.append(given)
+            seen.add(real_path(Path(given)))
+            continue
+        try:
+            found = [str(file) for file, _ in expand_inputs([Path(given)])]
+        except MigrationError as too_big:
+            items.append(ConfigReport(config=given, unusable=str(too_big)))
+            continue
+        if not found:
+            items.append(ConfigReport(
+                config=given, unusable="no config files (*.yaml, *.yml) in this folder"))
+        for file in found:
+            if real_path(Path(file)) not in seen:
+                seen.add(real_path(Path(file)))
+                items.append(file)
+    return items
 
 
 def _add_fit_findings(
