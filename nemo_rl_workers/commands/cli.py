@@ -181,7 +181,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_UNUSABLE
     reports = [
         analyze_file(item, (), world_size=world_size, verify=verify, preflight=True,
-                     world_size_from_config=not flags_given) if isinstance(item, str) else item
+                     world_size_from_config=not flags_given, only_read_env=True)
+        if isinstance(item, str) else item
         for item in _config_inputs(args.configs)
     ]
     if nodes is not None:
@@ -234,7 +235,8 @@ def _add_fit_findings(
     reports: list[ConfigReport], nodes: list[dict[str, float]], args: argparse.Namespace
 ) -> None:
     from nemo_rl_workers.checks.cluster_check import fit_findings
-    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
+    from nemo_rl_workers.checks.config_check import load_for_check
+    from nemo_rl_workers.reading.loader import ConfigLoadError
 
     described = (f"the cluster at {args.address}" if args.address is not None
                  else f"the {len(nodes)} node(s) of {args.cluster_resources}")
@@ -242,7 +244,7 @@ def _add_fit_findings(
         if report.unusable is not None:
             continue
         try:
-            config = load_config(report.config)
+            config = load_for_check(report.config).config
         except ConfigLoadError:  # analyze_file loaded it already; nothing new to say
             continue
         problems, note = fit_findings(config, nodes, num_nodes=args.nodes,

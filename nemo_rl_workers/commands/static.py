@@ -134,11 +134,12 @@ def _locate(config: str, problems: list[Problem]) -> list[Problem]:
     """The problems at the file and line that set their key, as `check` reports them."""
     if not problems:
         return problems
-    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
+    from nemo_rl_workers.checks.config_check import load_for_check
+    from nemo_rl_workers.reading.loader import ConfigLoadError
     from nemo_rl_workers.reading.origin import locate as locate_problem
 
     try:
-        _, lines = load_config_located(config, ())
+        _, lines = load_for_check(config)
     except ConfigLoadError:
         return [p.located(config) for p in problems]
     return [locate_problem(config, lines, p) for p in problems]
