@@ -230,3 +230,18 @@ def test_a_protocol_the_checker_cannot_find_is_undecided(fork: Path,
         "cannot be resolved here: no folder on the import path has a module or package named "
         "'ghost_protocols_nowhere'"
     ]
+
+
+def test_a_cached_verdict_stays_undecided(fork: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fork), str(REPO),
+                                                        str(REPO / "runtime")])}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "nemo_rl_workers", "verify", "--static", FORK_WORKER,
+             "--protocol", "PolicyWorker", "--cache-dir", str(fork / "cache")],
+            env=env, cwd=fork, capture_output=True, text=True, timeout=300, check=False)
+        for _ in range(2)
+    ]
+    assert [(r.returncode, r.stdout) for r in runs] == [(1, runs[0].stdout)] * 2
+    assert runs[0].stdout.startswith(UNDECIDED_FORK.format(checker="pyrefly"))
+    assert len(list((fork / "cache" / "v1").glob("*.json"))) == 1
