@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.model.resolver import Resolution, resolve_sections
+from nemo_rl_workers.model.sections import read_by_checks, section_at
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.revision import Revision
-from nemo_rl_workers.model.sections import section_at
 from nemo_rl_workers.reading.origin import locate
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.reading.loader import LoadedConfig
 
 
 @dataclass
@@ -48,15 +51,21 @@ def analyze_file(
     verify: bool,
     preflight: bool,
     world_size_from_config: bool = False,
+    only_read_env: bool = False,
     revision: Revision | None = None,
 ) -> ConfigReport:
     """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section.
-    `revision`: the NeMo-RL to judge against (None: the reference)."""
+    `only_read_env`: an unset `${oc.env:...}` fails the load only where the rules read the
+    value (`load_for_check`). `revision`: the NeMo-RL to judge against (None: the
+    reference)."""
     from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
 
     report = ConfigReport(config=path, revision=revision)
     try:
-        config, lines = load_config_located(path, overrides)
+        if only_read_env:
+            config, lines = load_for_check(path, overrides)
+        else:
+            config, lines = load_config_located(path, overrides)
     except ConfigLoadError as err:
         # The line already names `path`; a fault in a file down its `defaults:` chain must
         # name that file too, or the user is sent to the wrong one.
@@ -78,6 +87,15 @@ def analyze_file(
                        preflight=preflight)
     report.problems = [locate(path, lines, p) for p in report.problems]
     return report
+
+
+def load_for_check(path: str, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """The config as `check` loads it: an interpolation of an unset environment variable
+    outside the parts the rules read (a recipe's `data:` paths under `$HF_HOME`) keeps its
+    text instead of failing the load; where a rule reads it, the load fails as before."""
+    from nemo_rl_workers.reading.loader import load_config_located
+
+    return load_config_located(path, overrides, needed=read_by_checks)
 
 
 def analyze_config(
@@ -109,7 +127,7 @@ def analyze_config(
 
     for res in resolutions:
         section = section_at(config, res.section)
-        report.problems.extend(resolution_problems(res, section or {}))
+        report.problems.extend(resolution_problems(res, section or {}, report.skipped))
 
 
 def analyze_for_tree(

@@ -74,8 +74,15 @@ class WorkerCheck:
         )
 
 
-def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
-    """The check itself, run in the worker's environment; problems as plain tuples."""
+def check_worker_class(
+    check: WorkerCheck, *, skipped: list[str] | None = None
+) -> list[ProblemFields]:
+    """The check itself, run in the worker's environment; problems as plain tuples.
+
+    With `skipped` (the CLI's `check`, which may run where the worker's heavy dependencies
+    are not installed), a class whose module cannot be imported for lack of a third-party
+    package is not verified: a note saying so goes to `skipped`, not a problem. Without it
+    (before allocation, in the worker's own environment) that is the problem it is."""
     from contracts.protocols import PROTOCOLS
     from nemo_rl_workers.model.protocols import load_protocol
 
@@ -92,15 +99,18 @@ def check_worker_class(check: WorkerCheck) -> list[ProblemFields]:
                 "contract",
             )
         ]
-    cls, problem = import_class(fqn, path, check.expected)
+    cls, problem = import_class(fqn, path, check.expected, skipped=skipped)
     if problem is not None:
         return [problem]
+    if cls is None:
+        return []  # a missing dependency, noted in `skipped`
     base: type | None = None
     if check.base_fqn is not None:
-        base, problem = import_class(check.base_fqn, path, check.expected)
+        base, problem = import_class(check.base_fqn, path, check.expected, skipped=skipped)
         if problem is not None:
             return [problem]
-    assert cls is not None
+        if base is None:
+            return []
     problems: list[ProblemFields] = []
     from contracts.verify import ContractError, verify
 
@@ -231,13 +241,37 @@ def isolated(fn: Callable[[], T], timeout_s: float | None = None) -> tuple[T | N
     return results[0], ""
 
 
-def import_class(fqn: str, path: str, expected: str) -> tuple[type | None, ProblemFields | None]:
+def missing_dependency(error: BaseException, module_name: str) -> str | None:
+    """The third-party package whose absence made importing `module_name` fail: a
+    ModuleNotFoundError for a top-level name other than the module's own package (torch,
+    ray, vllm where they are not installed). None for anything else, the module's own
+    package or one of its modules missing included: that is a problem of the name."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    top = error.name.split(".")[0]
+    return top if top != module_name.split(".")[0] else None
+
+
+def import_class(
+    fqn: str, path: str, expected: str, *, skipped: list[str] | None = None
+) -> tuple[type | None, ProblemFields | None]:
+    """The class `fqn`, or the problem that it cannot be imported or is not a class. With
+    `skipped`, a module that needs a third-party package not installed here is a note
+    appended to it instead, and the result is (None, None)."""
     from nemo_rl_workers.model.suggest import did_you_mean, importable_fqns
 
     module_name, _, attr = fqn.rpartition(".")
     try:
         module = importlib.import_module(module_name)
     except BaseException as err:  # noqa: BLE001 - whatever the module raises, SystemExit too
+        dependency = missing_dependency(err, module_name)
+        if dependency is not None and skipped is not None:
+            skipped.append(
+                f"{fqn} was not verified: importing {module_name} needs {dependency!r}, "
+                "which is not installed in this environment; check --static judges the class "
+                "from its source without it"
+            )
+            return None, None
         missing = err.name if isinstance(err, ModuleNotFoundError) else None
         hint = did_you_mean(importable_fqns(fqn, missing)) if missing else ""
         return None, (
@@ -318,12 +352,21 @@ def problems_in_subprocess(check: WorkerCheck, env: ActorEnvironment) -> list[Pr
     return [Problem(*fields) for fields in json.loads(done.stdout)]
 
 
-def resolution_problems(resolution: Resolution, section: Mapping[str, Any]) -> list[Problem]:
-    """Verify a resolution's class where it lives, without Ray (the CLI's path)."""
+def resolution_problems(
+    resolution: Resolution, section: Mapping[str, Any], skipped: list[str] | None = None
+) -> list[Problem]:
+    """Verify a resolution's class where it lives, without Ray (the CLI's path). With
+    `skipped`, a class of the driver's environment whose module needs a third-party
+    package not installed here is noted there, not a problem (`check_worker_class`)."""
     check = WorkerCheck.of(resolution, section)
     if not resolution.env.is_driver:
         return problems_in_subprocess(check, resolution.env)
-    found, why = isolated(lambda: check_worker_class(check))
+    notes: list[str] = []
+    found, why = isolated(
+        lambda: check_worker_class(check, skipped=notes if skipped is not None else None)
+    )
+    if skipped is not None:
+        skipped.extend(f"{resolution.section}: {note}" for note in notes)
     if found is None:
         return [
             Problem(

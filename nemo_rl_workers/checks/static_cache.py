@@ -27,13 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from nemo_rl_workers.checks import static_check
 from nemo_rl_workers.checks.static_check import (
     ImportRoots,
     StaticFinding,
     StaticReport,
+    StaticRule,
     Subject,
 )
 from nemo_rl_workers.checks.static_inputs import (
@@ -49,7 +50,7 @@ from nemo_rl_workers.errors import one_line
 DEFAULT_CACHE_DIR = ".nemo-rl-workers-cache"
 FORMAT = 1
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
-_OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py")
+_OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_ancestry.py")
 
 
 class CacheDirError(ValueError):
@@ -134,7 +135,7 @@ class StaticCache:
             manifests = {i: read_manifest(_start_modules(subjects[i], protocols), resolver)
                          for i in missing}
             fresh = static_check._judge_located(
-                [subjects[i] for i in missing], protocols, checker, search, python
+                [subjects[i] for i in missing], protocols, checker, search, python, roots
             )
             for i, report in zip(missing, fresh, strict=True):
                 reports[i] = report
@@ -274,7 +275,7 @@ def _from_payload(
         findings = tuple(
             StaticFinding(str(member), rule, str(message))
             for member, rule, message in payload["findings"]
-            if rule in ("static", "base", "source")
+            if rule in get_args(StaticRule)
         )
         if len(findings) != len(payload["findings"]):
             return None

@@ -43,10 +43,16 @@ __all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-e
 
 CHECKERS = ("pyrefly", "mypy")
 # The kinds of a static finding (the guide's "Static findings" table lists each).
-StaticRule: TypeAlias = Literal["static", "base", "source"]
-# What a probe line asks: a finding's rule, or whether the class (or the base) is a class
-# at all (a function, a constant or an instance is unusable input, not a finding).
-_Question: TypeAlias = Literal[StaticRule, "not-a-class", "base-not-a-class"]
+StaticRule: TypeAlias = Literal["static", "base", "source", "undecided"]
+# What a probe line asks: a finding's rule, whether the class (or the base) is a class at
+# all (a function, a constant or an instance is unusable input, not a finding), or whether
+# the checker knows the class, the Protocol or the base (a *canary*: the line must be an
+# error, "no such attribute", for any class the checker knows; a class it takes as `Any`,
+# or that inherits from `Any`, has every attribute, and every contract would pass).
+_Question: TypeAlias = Literal[
+    StaticRule, "not-a-class", "base-not-a-class", "known-class", "known-protocol", "known-base"
+]
+_CANARY = "__nemo_rl_workers_no_such_attribute__"
 # mypy follows the class's imports silently (their errors are not ours) and skips the
 # heavy frameworks, whose types are then unknown (Any): analysing torch alone takes
 # minutes, and the contract is about the class's own methods.
@@ -97,6 +103,10 @@ class StaticReport:
         """One line per finding, in the runtime verifier's format."""
         out = []
         for finding in self.findings:
+            if finding.rule == "undecided":
+                out.append(f"{self.subject.fqn} is undecided for {self.subject.protocol}: "
+                           f"{finding.message}")
+                continue
             where = self.subject.protocol + (f".{finding.member}" if finding.member else "")
             out.append(f"{self.subject.fqn} does not implement {where}: {finding.message}")
         return out
@@ -178,9 +188,11 @@ def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> 
         probe.add(f"from {module} import {name} as _S{index}", (index, "", "source"))
         # A constant or an instance bound at module level: a usage error, not a contract.
         probe.add(f"_k{index}: type = _S{index}", (index, "", "not-a-class"))
+        probe.add(f"_S{index}.{_CANARY}", (index, "", "known-class"))
         probe.add(
             f"from {protocol.__module__} import {protocol.__name__} as _W{index}",
         )
+        probe.add(f"_W{index}.{_CANARY}", (index, "", "known-protocol"))
         for member in sorted(get_protocol_members(protocol)):
             member_protocol = _one_member_protocol(probe, protocol, member)
             if member_protocol is not None:
@@ -193,6 +205,7 @@ def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, type]) -> 
             base_module, _, base_name = subject.base_fqn.rpartition(".")
             probe.add(f"from {base_module} import {base_name} as _B{index}")
             probe.add(f"_kb{index}: type = _B{index}", (index, "", "base-not-a-class"))
+            probe.add(f"_B{index}.{_CANARY}", (index, "", "known-base"))
             probe.add(f"_b{index}: type[_B{index}] = _S{index}", (index, "", "base"))
     return probe
 
@@ -369,7 +382,7 @@ def judge(
     if pending:
         judged = [subjects[i] for i in pending]
         if cache is None:
-            outcome = _judge_located(judged, known, checker, sorted(search), python)
+            outcome = _judge_located(judged, known, checker, sorted(search), python, roots)
         else:
             outcome = cache.judge(judged, known, checker, sorted(search), python, roots)
         for i, report in zip(pending, outcome, strict=True):
@@ -412,6 +425,8 @@ def _source_problem(
         shown = fqn if fqn == subject.fqn else f"--base {fqn}"
         found = locate(module, roots) if module else f"{fqn!r} names no module"
         if isinstance(found, str):
+            if fqn != subject.fqn:
+                continue  # a base that is not here (a fork's class): undecided, not unusable
             return f"{shown} cannot be found: {found}"
         problem = _class_problem(found, name)
         if problem is not None:
@@ -436,6 +451,7 @@ def _judge_located(
     checker: str,
     search: Sequence[Path],
     python: str,
+    roots: ImportRoots | None = None,
 ) -> list[StaticReport]:
     probe = _write_probe(subjects, protocols)
     with tempfile.TemporaryDirectory(prefix="nemo-rl-static-") as folder:
@@ -446,11 +462,15 @@ def _judge_located(
         return [StaticReport(s, unusable=errors) for s in subjects]
     found: dict[int, list[StaticFinding]] = {}
     not_a_class: dict[int, str] = {}
+    known: set[tuple[int, _Question]] = set()  # the canaries that were errors, as they must
     for error in errors:
         question = probe.questions.get(error.line)
         if question is None:
             continue
         index, member, rule = question
+        if rule == "known-class" or rule == "known-protocol" or rule == "known-base":
+            known.add((index, rule))
+            continue
         message = f"{checker}: {_clean(error.message, subjects, probe)}"
         if rule == "not-a-class" or rule == "base-not-a-class":
             named = subjects[index].fqn if rule == "not-a-class" else (
@@ -470,10 +490,56 @@ def _judge_located(
         # The whole-Protocol line repeats what the member lines said; keep it only alone.
         whole = [f for f in findings if not f.member and f.rule == "static"]
         rest = [f for f in findings if not f.member and f.rule != "static"]
-        reports.append(
-            StaticReport(subject, tuple(by_member + (whole if not by_member else []) + rest))
-        )
+        undecided = _undecided(index, subject, known, findings, protocols, checker, python,
+                               roots)
+        reports.append(StaticReport(
+            subject, tuple(by_member + (whole if not by_member else []) + rest + undecided)
+        ))
     return reports
+
+
+def _undecided(
+    index: int,
+    subject: Subject,
+    known: set[tuple[int, _Question]],
+    findings: Sequence[StaticFinding],
+    protocols: Mapping[str, type],
+    checker: str,
+    python: str,
+    roots: ImportRoots | None,
+) -> list[StaticFinding]:
+    """What the checker took as unknown (`Any`) for `subject`, each named with why; a
+    verdict with any of these is undecided, never a pass."""
+    from nemo_rl_workers.checks.static_ancestry import unresolved_ancestor
+
+    where = roots if roots is not None else ImportRoots.of(python)
+    # (what, so what, its FQN, the roots to look for it in)
+    unknown: list[tuple[str, str, str, ImportRoots | str]] = []
+    if (index, "known-class") not in known:
+        unknown.append((subject.fqn, "which passes every member", subject.fqn, where))
+    if (index, "known-protocol") not in known:
+        protocol = protocols[subject.protocol]
+        unknown.append((f"the Protocol {subject.protocol}", "so no member is checked",
+                        f"{protocol.__module__}.{protocol.__qualname__}",
+                        ImportRoots.of_this_interpreter()))
+    # A base the class is found not to subclass is known enough to say so.
+    has_base_finding = any(f.rule == "base" for f in findings)
+    if subject.base_fqn is not None and (index, "known-base") not in known and not (
+        has_base_finding
+    ):
+        unknown.append((f"--base {subject.base_fqn}", "so the subclass check passes",
+                        subject.base_fqn, where))
+    out = []
+    for what, so_what, fqn, look_in in unknown:
+        why = unresolved_ancestor(fqn, look_in) if isinstance(look_in, ImportRoots) else None
+        because = why or (
+            f"{fqn} or a class it inherits from is not one {checker} follows (a module it "
+            "skips, such as torch under mypy, or a base it cannot evaluate)"
+        )
+        out.append(StaticFinding(
+            "", "undecided", f"{checker} takes {what} as unknown (Any), {so_what}: {because}"
+        ))
+    return out
 
 
 def subjects_of(resolutions: Iterable[tuple[str, str, str | None]]) -> list[Subject]:

@@ -227,18 +227,21 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ClusterUnusable as bad:
             print(f"nemo-rl-workers: {bad}", file=err)
             return EXIT_UNUSABLE
-    revisions = _revisions(args.nemo_rl, args.configs, err, args.reference)
+    items = _config_inputs(args.configs)
+    files = [item for item in items if isinstance(item, str)]
+    revisions = _revisions(args.nemo_rl, files, err, args.reference)
     if revisions is None:
         return EXIT_UNUSABLE
     # Against another tree, "verify" is the audit's findings on the classes a section
     # starts, read from source: --static asks for it too.
     audit_too = args.static and not args.no_verify
     reports = [
-        analyze_file(path, (), world_size=world_size,
-                     verify=verify or (audit_too and not revisions[path].is_reference),
+        analyze_file(item, (), world_size=world_size,
+                     verify=verify or (audit_too and not revisions[item].is_reference),
                      preflight=True, world_size_from_config=not flags_given,
-                     revision=revisions[path])
-        for path in args.configs
+                     only_read_env=True, revision=revisions[item])
+        if isinstance(item, str) else item
+        for item in items
     ]
     if nodes is not None:
         _add_fit_findings(reports, nodes, args)
@@ -254,11 +257,44 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return _emit(reports, args.json, out, err)
 
 
+def _config_inputs(configs: Sequence[str]) -> list[str | ConfigReport]:
+    """Each file as given; a folder stands for its *.yaml / *.yml files, as for `migrate`
+    (sorted, dot-files skipped, symlinked folders not entered; one already named is not
+    checked twice). A folder without any is unusable input: a report saying so."""
+    from pathlib import Path
+
+    from nemo_rl_workers.checks.config_check import ConfigReport
+    from nemo_rl_workers.reading.migrate_files import expand_inputs, is_dir, real_path
+    from nemo_rl_workers.reading.yaml_edits import MigrationError
+
+    items: list[str | ConfigReport] = []
+    seen: set[Path] = set()
+    for given in configs:
+        if not is_dir(Path(given)):
+            items.append(given)
+            seen.add(real_path(Path(given)))
+            continue
+        try:
+            found = [str(file) for file, _ in expand_inputs([Path(given)])]
+        except MigrationError as too_big:
+            items.append(ConfigReport(config=given, unusable=str(too_big)))
+            continue
+        if not found:
+            items.append(ConfigReport(
+                config=given, unusable="no config files (*.yaml, *.yml) in this folder"))
+        for file in found:
+            if real_path(Path(file)) not in seen:
+                seen.add(real_path(Path(file)))
+                items.append(file)
+    return items
+
+
 def _add_fit_findings(
     reports: list[ConfigReport], nodes: list[dict[str, float]], args: argparse.Namespace
 ) -> None:
     from nemo_rl_workers.checks.cluster_check import fit_findings
-    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
+    from nemo_rl_workers.checks.config_check import load_for_check
+    from nemo_rl_workers.reading.loader import ConfigLoadError
 
     described = (f"the cluster at {args.address}" if args.address is not None
                  else f"the {len(nodes)} node(s) of {args.cluster_resources}")
@@ -266,7 +302,7 @@ def _add_fit_findings(
         if report.unusable is not None:
             continue
         try:
-            config = load_config(report.config)
+            config = load_for_check(report.config).config
         except ConfigLoadError:  # analyze_file loaded it already; nothing new to say
             continue
         problems, note = fit_findings(config, nodes, num_nodes=args.nodes,

@@ -119,15 +119,18 @@ def _problems(path: str, expected: str, fqn: str, verdict: StaticReport) -> list
     if verdict.unusable is not None:
         message = f"{path}={fqn} cannot be judged from source: {verdict.unusable}"
         return [Problem(path, expected, fqn, message, rule="import")]
+    contract = f"the {verdict.subject.protocol} contract"
     return [
         Problem(
             path,
             expected,
             fqn,
-            f"{path}={fqn} does not satisfy the {verdict.subject.protocol} contract: {line}",
+            f"{path}={fqn} is undecided for {contract} (never a pass): {finding.message}"
+            if finding.rule == "undecided"
+            else f"{path}={fqn} does not satisfy {contract}: {line}",
             rule="contract",
         )
-        for line in verdict.lines()
+        for finding, line in zip(verdict.findings, verdict.lines(), strict=True)
     ]
 
 
@@ -135,11 +138,12 @@ def _locate(config: str, problems: list[Problem]) -> list[Problem]:
     """The problems at the file and line that set their key, as `check` reports them."""
     if not problems:
         return problems
-    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
+    from nemo_rl_workers.checks.config_check import load_for_check
+    from nemo_rl_workers.reading.loader import ConfigLoadError
     from nemo_rl_workers.reading.origin import locate as locate_problem
 
     try:
-        _, lines = load_config_located(config, ())
+        _, lines = load_for_check(config)
     except ConfigLoadError:
         return [p.located(config) for p in problems]
     return [locate_problem(config, lines, p) for p in problems]

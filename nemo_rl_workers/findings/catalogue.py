@@ -198,8 +198,9 @@ RULES: dict[str, tuple[str, str]] = {
                           "audit-findings"),
     "stream-mismatch": ("the driver and the worker disagree on a streamed (generator) call",
                         "audit-findings"),
-    "undecided": ("the source cannot tell whether the worker serves the call (a base outside "
-                  "the tree and the stubs)", "audit-findings"),
+    "undecided": ("what the source cannot decide, never passed: whether the worker serves the "
+                  "call (audit), or the contract of a class, Protocol or --base the checker "
+                  "takes as unknown (--static)", "static-findings"),
     "unresolved": ("a dispatch call whose method name or workers the source cannot tell",
                    "audit-findings"),
     # Findings only the output formats name (the guide's "Output formats" table).

@@ -55,6 +55,20 @@ def model_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
             yield ".".join(parts), node
 
 
+READ_BY_CHECKS: tuple[str, ...] = (
+    "policy", "teacher", "teachers", "value", "env.reward_model", "cluster", "loss_fn",
+)
+"""The parts of a config the rules of `check` read (the model and worker sections, the
+cluster's size, the loss settings a preflight rule reads); the rest (`data:`, `logger:`)
+they never look at."""
+
+
+def read_by_checks(path: str) -> bool:
+    """Whether the value at dotted `path` (lists as `key[i]`) is one the rules may read."""
+    return any(path == part or path.startswith((f"{part}.", f"{part}["))
+               for part in READ_BY_CHECKS)
+
+
 def section_problem(value: object, path: str) -> Problem | None:
     """A problem when a section that must be a mapping is something else, or a mapping
     with a key that is not a string (YAML reads `1:` as an integer)."""

@@ -583,7 +583,16 @@ def _omegaconf_resolved(data: dict[str, Any]) -> dict[str, Any]:
         return cast(dict[str, Any], OmegaConf.to_container(OmegaConf.create(data), resolve=True))
 
 
-def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:
+def _resolve(
+    data: dict[str, Any], shown: str, needed: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    if needed is not None:
+        try:
+            return _resolve(data, shown)
+        except ConfigLoadError as error:
+            if error.kind != "interpolation":
+                raise
+            return _resolve_unset_env(data, shown, needed, error)
     if not _interpolates(data):
         return cast(dict[str, Any], plain_copy(data))  # nothing for OmegaConf to do
     register_resolvers()
@@ -595,6 +604,73 @@ def _resolve(data: dict[str, Any], shown: str) -> dict[str, Any]:
         if fast is not None:
             return fast
         return _resolve_whole(data, shown)
+
+
+# `${oc.env:NAME}` without a default (OmegaConf's grammar allows spaces and quotes).
+_ENV_REFERENCE = re.compile(r"""\$\{\s*oc\.env\s*:\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*\}""")
+# What stands for an unset variable while resolving: no `${`, nothing a config holds.
+_UNSET_MARK = "\ue000unset-env:{name}\ue000"
+_UNSET_FOUND = re.compile("\ue000unset-env:([A-Za-z_][A-Za-z0-9_]*)\ue000")
+
+
+def _leaves(node: object, at: str) -> list[tuple[str, object]]:
+    """(dotted path, value) of every leaf, lists as `key[i]` (Problem paths)."""
+    if isinstance(node, dict):
+        return [leaf for key, value in node.items()
+                for leaf in _leaves(value, f"{at}.{key}" if at else str(key))]
+    if isinstance(node, list):
+        return [leaf for i, value in enumerate(node) for leaf in _leaves(value, f"{at}[{i}]")]
+    return [(at, node)]
+
+
+def _marked(node: object) -> object:
+    """`node` with each `${oc.env:NAME}` of an unset NAME replaced by its mark."""
+    if isinstance(node, dict):
+        return {key: _marked(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_marked(value) for value in node]
+    if isinstance(node, str) and "${" in node:
+        return _ENV_REFERENCE.sub(
+            lambda m: m[0] if m[2] in os.environ else _UNSET_MARK.format(name=m[2]), node)
+    return node
+
+
+def _put_back(resolved: object, data: object) -> object:
+    """`resolved`, with each value holding a mark set back to the text `data` has there."""
+    if isinstance(resolved, dict) and isinstance(data, dict):
+        return {key: _put_back(value, data.get(key)) for key, value in resolved.items()}
+    if isinstance(resolved, list) and isinstance(data, list) and len(resolved) == len(data):
+        return [_put_back(value, raw) for value, raw in zip(resolved, data, strict=True)]
+    if isinstance(resolved, str) and _UNSET_FOUND.search(resolved):
+        return data
+    return resolved
+
+
+def _resolve_unset_env(
+    data: dict[str, Any], shown: str, needed: Callable[[str], bool], error: ConfigLoadError
+) -> dict[str, Any]:
+    """`data` resolved with unset `${oc.env:...}` variables left where nothing `needed`
+    reads them: each value built from one keeps its text. A needed one, or anything else
+    that fails, raises (`error`, the full resolution's, unless a needed key is named)."""
+    marked = cast(dict[str, Any], _marked(data))
+    if marked == data:
+        raise error
+    try:
+        check_budget(marked, shown)
+        with within_time(shown):
+            resolved = resolve_pruned(marked, SAFE_RESOLVERS, _omegaconf_resolved)
+            if resolved is None:
+                resolved = _resolve_whole(marked, shown)
+    except ConfigLoadError:
+        raise error from None
+    for path, value in _leaves(resolved, ""):
+        found = _UNSET_FOUND.search(value) if isinstance(value, str) else None
+        if found is not None and needed(path):
+            raise ConfigLoadError(
+                shown, f"interpolation failed at {path}: environment variable "
+                f"{found[1]!r} is not set (${{oc.env:{found[1]}}}), and check reads this key",
+                kind="interpolation") from error
+    return cast(dict[str, Any], _put_back(resolved, data))
 
 
 def _resolve_whole(data: dict[str, Any], shown: str) -> dict[str, Any]:
@@ -621,11 +697,16 @@ def load_config_located(
     overrides: Sequence[str] = (),
     *,
     root: str | os.PathLike[str] | None = None,
+    needed: Callable[[str], bool] | None = None,
 ) -> LoadedConfig:
     """The resolved config and, for each dotted path, the file and line that set it.
 
     Lines come from the files only: a key set by a command-line override keeps the
     line of the file that set it before (or has none, when the override added it).
+
+    With `needed` (dotted path -> whether the caller reads it), a `${oc.env:NAME}` of
+    an unset variable fails the load only where a needed key's value is built from it;
+    elsewhere (a recipe's `data:` paths under `$HF_HOME`) the value keeps its text.
     """
     merged = _load_merged(path, root)
     shown = _display(Path(path))
@@ -634,7 +715,7 @@ def load_config_located(
         data = copy.deepcopy(data)
         for item in overrides:
             _apply_override(data, item, shown)
-    config = _resolve(data, shown)
+    config = _resolve(data, shown, needed)
     # So Policy / VllmGeneration can name the file and line of a section's problems.
     remember(config, shown, merged.lines)
     return LoadedConfig(config, merged.lines)

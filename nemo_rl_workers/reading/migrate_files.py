@@ -124,9 +124,10 @@ MAX_FOLDER_ENTRIES = 100_000
 
 
 def config_files(folder: Path) -> list[Path]:
-    """*.yaml / *.yml regular files under `folder`, sorted; symlinked folders not entered,
-    unreadable ones skipped, and at most MAX_FOLDER_ENTRIES entries looked at (a link to `/`
-    must not walk the whole machine)."""
+    """*.yaml / *.yml regular files under `folder`, sorted; dot-files and dot-folders
+    (`.github/`, `.pre-commit-config.yaml`) skipped, symlinked folders not entered (no
+    loop), unreadable ones skipped, and at most MAX_FOLDER_ENTRIES entries looked at (a
+    link to `/` must not walk the whole machine). `migrate` and `check` share it."""
     found: list[Path] = []
     seen = 0
     for top, dirs, names in os.walk(folder):
@@ -135,7 +136,10 @@ def config_files(folder: Path) -> list[Path]:
             raise MigrationError(
                 f"{folder} holds over {MAX_FOLDER_ENTRIES} entries; name the config files"
             )
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in names:
+            if name.startswith("."):
+                continue
             path = Path(top) / name
             if path.suffix in CONFIG_SUFFIXES and is_file(path):
                 found.append(path)
