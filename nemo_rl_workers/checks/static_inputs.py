@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
+from nemo_rl_workers.reading.source.lookup import RootListing
 
 _STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
@@ -97,6 +98,7 @@ class Resolver:
 
     def __init__(self, roots: ImportRoots) -> None:
         self.roots = roots
+        self.listing = RootListing()
         self._files: dict[str, tuple[str | None, list[Path]]] = {}
         self._stubs: dict[str, list[Path]] = {}
         self._digests: dict[str, str | None] = {}
@@ -122,7 +124,7 @@ class Resolver:
         `.pyi` beside it, stub packages, its package's `py.typed`); stats only."""
         if name not in self._files:
             top = name.split(".")[0]
-            found = locate(name, self.roots)
+            found = locate(name, self.roots, self.listing)
             files = list(self._stub_files(top))
             where: str | None = None
             if isinstance(found, Located):

@@ -6,9 +6,34 @@ driver side (worker classes each driver can start, every dispatch call), `rules`
 judges each call against each class, `run.audit` ties them together.
 """
 
-from nemo_rl_workers.checks.audit.baseline import BaselineError, read_baseline, write_baseline
-from nemo_rl_workers.checks.audit.rules import RULES, Finding, Undecided
-from nemo_rl_workers.checks.audit.run import AuditReport, UnusableTree, WorkerClass, audit
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The package API: name -> its module. Loaded on first use, so that a module of this
+# package (the knowledge tables, the conditions) can be imported without the whole audit.
+_API = {
+    "BaselineError": "nemo_rl_workers.checks.audit.baseline",
+    "read_baseline": "nemo_rl_workers.checks.audit.baseline",
+    "write_baseline": "nemo_rl_workers.checks.audit.baseline",
+    "RULES": "nemo_rl_workers.checks.audit.rules",
+    "Finding": "nemo_rl_workers.checks.audit.rules",
+    "Undecided": "nemo_rl_workers.checks.audit.rules",
+    "AuditReport": "nemo_rl_workers.checks.audit.run",
+    "UnusableTree": "nemo_rl_workers.checks.audit.run",
+    "WorkerClass": "nemo_rl_workers.checks.audit.run",
+    "audit": "nemo_rl_workers.checks.audit.run",
+}
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.audit.baseline import (
+        BaselineError,
+        read_baseline,
+        write_baseline,
+    )
+    from nemo_rl_workers.checks.audit.rules import RULES, Finding, Undecided
+    from nemo_rl_workers.checks.audit.run import AuditReport, UnusableTree, WorkerClass, audit
 
 __all__ = [
     "RULES",
@@ -22,3 +47,12 @@ __all__ = [
     "read_baseline",
     "write_baseline",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -80,11 +80,31 @@ class Located:
     root: Path
 
 
-def locate(module: str, roots: ImportRoots) -> Located | str:
+class RootListing:
+    """The names in each import root, listed once: `locate` then stats only the roots that
+    hold the module's top-level name (a run that locates hundreds of modules over a dozen
+    roots would otherwise stat each root for each). For one run: it does not see files
+    created after it listed a root."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, frozenset[str] | None] = {}
+
+    def may_hold(self, entry: str, top: str) -> bool:
+        if entry not in self._names:
+            try:
+                self._names[entry] = frozenset(os.listdir(entry))
+            except OSError:  # not a folder (a zip on the path), unreadable: stat as before
+                self._names[entry] = None
+        names = self._names[entry]
+        return names is None or top in names or f"{top}.py" in names
+
+
+def locate(module: str, roots: ImportRoots, listing: RootListing | None = None) -> Located | str:
     """The source of `module`, found as the import system would, or why not.
 
     Only files and folders are looked at; nothing is executed (importlib's
-    `find_spec` would run every parent package's `__init__`).
+    `find_spec` would run every parent package's `__init__`). `listing`: the roots'
+    names, when many modules are located in one run.
     """
     top, *rest = module.split(".")
     candidates: list[tuple[Path, Path]] = []  # (folder or file, root)
@@ -93,6 +113,8 @@ def locate(module: str, roots: ImportRoots) -> Located | str:
         candidates.append((folder, folder.parent))
     portions: list[tuple[Path, Path]] = []  # namespace package folders, tried last
     for entry in roots.paths:
+        if listing is not None and not listing.may_hold(entry, top):
+            continue
         base = Path(entry)
         if (base / top / "__init__.py").is_file():
             candidates.append((base / top, base))
