@@ -142,7 +142,7 @@ def analyze_for_tree(
     """Every rule for a loaded config, as the NeMo-RL tree `revision` has them: its own
     schema, its table and switches, its registry, and the audit's findings on the classes
     it would start (see `revision_rules`)."""
-    from nemo_rl_workers.checks.revision import OLD_SCHEMA
+    from nemo_rl_workers.checks.revision import NEW_SCHEMA, OLD_SCHEMA
     from nemo_rl_workers.checks.revision_rules import (
         judge_sections,
         own_schema,
@@ -151,11 +151,15 @@ def analyze_for_tree(
     )
     from nemo_rl_workers.model.config_rules import config_rules, merge_problems
 
+    known = revision.schema in (NEW_SCHEMA, OLD_SCHEMA)
     rules = config_rules(schema_view(config, revision), world_size=world_size,
-                         preflight=preflight)
+                         preflight=preflight, outdated=known)
     report.problems.extend(own_schema(p, revision) for p in rules.problems)
     report.warnings.extend(rules.warnings)
     report.skipped.extend(rules.skipped)
+    if not known:
+        report.skipped.append("outdated-key rules: not applied, this NeMo-RL's schema is "
+                              "undecided (see its undecided reasons)")
     if revision.schema == OLD_SCHEMA:
         report.skipped.append(
             f"outdated-key rules: this NeMo-RL reads {OLD_SCHEMA}"

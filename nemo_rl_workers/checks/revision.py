@@ -177,18 +177,32 @@ def _tree_revision(root: Path, how: str, name: str) -> Revision:
     if _selects_through_library(root):
         # Judged as the reference, named as it: nothing machine-specific in the report.
         return reference_revision(f"{how}, which selects workers through {LIBRARY_PACKAGE}")
-    return build_revision(root, how, name)
+    try:
+        return build_revision(root, how, name)
+    except (RecursionError, MemoryError, ValueError, OSError) as err:
+        # A tree the source model cannot take whole: everything it would decide is
+        # undecided, with the reason, and the rest of each config is still checked.
+        return Revision(
+            name=name, root=str(root), how=how, commit=git_commit(root), schema="undecided",
+            has_v2=False, extension_field="not read", rows=(), environments={}, defaults={},
+            vllm_pin=vllm_pin(root), undecided=(
+                f"the tree's source could not be modelled: {type(err).__name__}: {err}",))
 
 
 def _selects_through_library(root: Path) -> bool:
     """Whether the tree's own modules import the selection library (this repository's
     runtime does: its table is the library's)."""
-    marker = f"{LIBRARY_PACKAGE}."
-    for path in sorted((root / "nemo_rl").rglob("*.py")):
+    from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+    from nemo_rl_workers.reading.source import MAX_SOURCE_BYTES, discover
+
+    marker = f"{LIBRARY_PACKAGE}.".encode()
+    # The source reader's walk and guarded read: no symlinked folder followed, no FIFO
+    # waited on, no file read past the size a module may have.
+    for path in discover(root / "nemo_rl", []):
         try:
-            if marker in path.read_text(encoding="utf-8", errors="replace"):
+            if marker in read_regular(path, limit=MAX_SOURCE_BYTES, what="a module"):
                 return True
-        except OSError:
+        except FileRefused:
             continue
     return False
 

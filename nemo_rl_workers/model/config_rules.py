@@ -31,14 +31,17 @@ def config_rules(
     world_size: int | None,
     preflight: bool = True,
     sections: Iterable[tuple[str, object]] | None = None,
+    outdated: bool = True,
 ) -> RuleReport:
     """Steps 2 and 3 over the config's worker sections (or the given `sections` alone).
 
-    Step 2 includes misspelled worker-selection keys (rule `key`).
+    Step 2 includes misspelled worker-selection keys (rule `key`); `outdated=False` leaves
+    out the outdated-key rules (for a NeMo-RL whose schema is not known).
     """
     problems: list[Problem] = []
     chosen = None if sections is None else list(sections)
-    merge_problems(problems, outdated_config_problems(config, sections=chosen))
+    if outdated:
+        merge_problems(problems, outdated_config_problems(config, sections=chosen))
     merge_problems(problems, misspelled_key_problems(config, sections=chosen))
     if not preflight:
         return RuleReport(problems, [], [])

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.checks.config_check import load_for_check
 from nemo_rl_workers.checks.revision import build_revision
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.commands.migrate import run_migrate
-from nemo_rl_workers.reading.loader import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 CORPORA = {
@@ -81,7 +81,7 @@ def test_check_of_a_tree_s_own_configs(tree: Path) -> None:
         assert not any(r.startswith("outdated") for r in rules), report["config"]
         # Every policy and generation section is resolved through the tree's table, or
         # named undecided with the reason: never passed over.
-        config = load_config(report["config"])
+        config, _ = load_for_check(report["config"])
         sections = {w["section"] for w in report["workers"]}
         named = sections | {p["path"] for p in report["problems"] if p["rule"].startswith("tree")}
         # A driver that starts no worker of its own (Megatron generation) is said so.

@@ -6,6 +6,7 @@ workers (automodel_cfg, the extension read from the config)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -294,3 +295,25 @@ def test_git_commit_and_vllm_pin_are_read_from_files(tmp_path: Path) -> None:
     assert vllm_pin(tmp_path) is None
     (tmp_path / "pyproject.toml").unlink()
     assert vllm_pin(tmp_path) is None
+
+
+def test_hostile_trees_are_judged_or_undecided(tmp_path: Path) -> None:
+    """An MRO cycle among the workers, a registry filled in a loop, a driver's module that
+    is a FIFO: the table is read where it can be, the rest is said, nothing hangs."""
+    root = old_tree(tmp_path)
+    write(root, {
+        "nemo_rl/models/policy/workers/cycle.py": "class A(B): ...\nclass B(A): ...\n",
+        "nemo_rl/distributed/looped_registry.py": (
+            "ACTOR_ENVIRONMENT_REGISTRY = {}\n"
+            "for name in ('a.B', 'c.D'):\n    ACTOR_ENVIRONMENT_REGISTRY[name] = 'X'\n"),
+    })
+    os.mkfifo(root / "nemo_rl" / "models" / "pipe.py")
+    code, report, _ = _check(config(root, "c.yaml", OLD_CONFIG))
+    assert code == 0
+    assert _workers(report)["policy"] == f"{POLICY}.dtensor.DTensorPolicyWorker"
+    # A tree with no driver the source names: the policy section is undecided, not passed.
+    bare = write(tmp_path / "bare", {"nemo_rl/__init__.py": "", "nemo_rl/x.py": "A = 1\n"})
+    code, report, _ = _check(config(bare, "c.yaml", OLD_CONFIG))
+    assert code == 1
+    assert {(p["path"], p["rule"]) for p in report["problems"]} == {
+        ("policy", "tree.undecided"), ("policy.generation", "tree.undecided")}
