@@ -8,6 +8,8 @@ needs only `contracts.protocols` (the driver's resolver, `--help`) never loads b
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 # The public API: name -> the module that defines it.
@@ -113,6 +115,20 @@ __all__ = [
     "enforce_calls",
     "verify",
 ]
+
+
+class _Package(types.ModuleType):
+    """`contracts.verify` is the function, as when this package imported it eagerly: the
+    import system binds the submodule `contracts.verify` to that name once it is loaded,
+    and would shadow the function for `from contracts import verify` from then on."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, types.ModuleType) and _API.get(name) == value.__name__:
+            return  # the name is the API's; the submodule stays in sys.modules
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
