@@ -22,6 +22,7 @@ from typing import TextIO
 from bench import (
     bench_audit,
     bench_cache,
+    bench_cluster_fit,
     bench_corpus,
     bench_differential,
     bench_driver_weight,
@@ -61,7 +62,9 @@ BENCHES = (
           bench_typed_calls.main, needs_ray=True),
     Bench("9. Cache of static results", "bench_cache", bench_cache.main),
     Bench("10. Faults during a call", "bench_faults", bench_faults.main, needs_ray=True),
-    Bench("11. Start-up of the command", "bench_startup", bench_startup.main),
+    Bench("11. A cluster that cannot hold the workers, refused", "bench_cluster_fit",
+          bench_cluster_fit.main, needs_ray=True),
+    Bench("12. Start-up of the command", "bench_startup", bench_startup.main),
 )
 
 

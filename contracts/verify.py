@@ -207,7 +207,11 @@ class _Checker(AttributeRules, SignatureRules):
 
     def gate(self, members: list[str]) -> str | None:
         """beartype's presence check where it applies (a runtime-checkable Protocol of
-        methods only); a message when it fails, None when it passes or does not apply."""
+        methods only); a message when it fails, None when it passes or does not apply.
+
+        A gate that cannot run is no verdict: beartype raising (as on a Protocol whose body
+        holds a TypeVar, a member `issubclass` refuses) leaves the pair to this verifier's
+        own rules, with a skipped note saying so."""
         runtime = getattr(self.protocol, "_is_runtime_protocol", False)
         methods_only = all(callable(vars_lookup(self.protocol, n)) for n in members)
         if not runtime or not methods_only or self.alias is not self.protocol:
@@ -216,8 +220,11 @@ class _Checker(AttributeRules, SignatureRules):
         try:
             if bearable(self.cls, types.GenericAlias(type, (self.protocol,))):
                 return None
-        except Exception as exc:  # noqa: BLE001 - any failure of the gate is reported, not raised
-            return f"{hint} cannot run: {first_line(exc)}"
+        except Exception as exc:  # noqa: BLE001 - a gate that cannot run is not a verdict
+            self.skipped.append(
+                f"gate: {hint} cannot run ({first_line(exc)}); judged by the member rules alone"
+            )
+            return None
         return f"{hint} is False"
 
     # --- one member ----------------------------------------------------------------------

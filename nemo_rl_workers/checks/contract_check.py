@@ -293,7 +293,8 @@ def import_class(
             f"{describe(err)}",
             "import",
         )
-    if not isinstance(obj, type):
+    # type(obj), not isinstance: an instance whose `__class__` says `type` is no class.
+    if not issubclass(type(obj), type):
         what = "has no attribute" if obj is None else f"has {type(obj).__name__} (not a class) at"
         hint = did_you_mean(importable_fqns(fqn, None))
         return None, (

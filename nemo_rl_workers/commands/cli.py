@@ -114,6 +114,10 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
         return _resolve(args, out, err)
     if args.command == "check":
         return _check(args, out, err)
+    if args.command == "explain":
+        from nemo_rl_workers.commands.explain import run_explain
+
+        return run_explain(args.rule, args.json, out, err)
     if args.command == "list":
         from nemo_rl_workers.commands.listing import run_list
 

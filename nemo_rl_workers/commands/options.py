@@ -14,8 +14,8 @@ from nemo_rl_workers import __version__
 from nemo_rl_workers.findings.formats import FORMATS
 
 EXIT_UNUSABLE = 2
-_DESCRIPTION = """`nemo-rl-workers`: resolve, check, verify and migrate worker configs, and audit a
-NeMo-RL checkout, from a shell or CI.
+_DESCRIPTION = """`nemo-rl-workers`: resolve, check, verify and migrate worker configs, audit a
+NeMo-RL checkout, and explain what a rule means, from a shell or CI.
 
 Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
 130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
@@ -94,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_nemo_rl_flag(listing)
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
+
+    explain = sub.add_parser(
+        "explain", help="what a rule means: its entries in the guide's catalogue")
+    explain.add_argument(
+        "rule", nargs="?", default=None, metavar="RULE",
+        help="a selection rule (R0-R8), problem rule, contract violation, static or audit "
+        "finding, output-format rule or config load error; without it, every rule")
+    explain.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     add_audit(sub)
     add_output_format(sub.choices["audit"])

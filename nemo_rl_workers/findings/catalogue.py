@@ -1,222 +1,187 @@
-"""What each rule means and where the guide explains it: SARIF's rule descriptors.
+"""What each rule means: the guide's rule tables, for `explain` and SARIF's rule help.
 
-Data, one row per rule name a command can report (the guide's "Error catalogue" tables;
-tests/formats checks each row names a rule there). A rule missing here still gets a
-descriptor, pointing at the catalogue as a whole.
+The rows are data (`catalogue_tables`), the same rows the guide's tables show (tests/docs
+checks they agree). A rule name may have an entry in more than one table (`R5` is a
+selection rule and a problem rule; `base` a contract violation and a static finding):
+`entries` gives each. `help_for` is what SARIF carries for a rule: a short description and
+the full help as text and markdown, and a link into the guide only where the guide's
+address is known (configured, or in the installed distribution's metadata); there is no
+placeholder address.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 
-# Where the guide is published; SARIF wants an absolute URI. Set it to your mirror's.
+from nemo_rl_workers.findings import catalogue_tables as rows
+from nemo_rl_workers.model.suggest import closest
+
+# Where the guide is published, for SARIF's help links; unset, the installed
+# distribution's `Project-URL` labelled one of GUIDE_URL_LABELS is used, else no link.
 GUIDE_URL_ENV = "NEMO_RL_WORKERS_GUIDE_URL"
-DEFAULT_GUIDE_URL = (
-    "https://github.com/YOUR-ORG/nemo-rl-worker-contracts/blob/main/docs/guides/worker-extensions.md"
-)
+DISTRIBUTION = "nemo-rl-worker-contracts"
+GUIDE_URL_LABELS = ("guide", "documentation", "docs")
 CATALOGUE_ANCHOR = "error-catalogue"
 
-# rule -> (short description, the guide's anchor of the table that lists it)
-RULES: dict[str, tuple[str, str]] = {
-    'R0': (
-        'the deprecated constructor argument and the config name different classes',
-        'problem-rules',
-    ),
-    'R2': (
-        "a configured class is another backend's or role's worker, or is not registered "
-        'with an actor environment',
-        'problem-rules',
-    ),
-    'R5': (
-        "quant_cfg is set and the configured class is not the section's quantized worker",
-        'problem-rules',
-    ),
-    'R6': (
-        'quant_cfg is set for a backend without a quantized worker, or quantizer '
-        'statistics are asked of an unquantized policy',
-        'problem-rules',
-    ),
-    'R7': ('a non-vLLM generation backend has worker_extension_cls_fqn set', 'problem-rules'),
-    'fqn': ('worker_extension_cls_fqn is not a dotted name of Python identifiers', 'problem-rules'),
-    'cluster': (
-        'the cluster: section cannot give a world size: gpus_per_node or num_nodes is not '
-        'a positive integer, or non-colocated generation leaves no GPU for training',
-        'problem-rules',
-    ),
-    'key': (
-        'a key of a worker section is a near-typo of a key that selects the worker '
-        '(worker_extention_cls_fqn, quant_cgf, vllm_cfg.async_engin, ...), so it would be '
-        'ignored',
-        'problem-rules',
-    ),
-    'schema': (
-        'a field has the wrong type (a section that is not a mapping, enabled: "yes", a '
-        'non-numeric learning rate, ...)',
-        'problem-rules',
-    ),
-    'backend': (
-        'both or neither of Megatron and Automodel are enabled, or VllmGeneration is '
-        'given a non-vLLM backend',
-        'problem-rules',
-    ),
-    'registry': ("no worker row is registered for the section's backend", 'problem-rules'),
-    'outdated.rename': ('a dtensor_cfg block', 'problem-rules'),
-    'outdated.v2': ('an _v2 key under automodel_cfg or dtensor_cfg', 'problem-rules'),
-    'contract': (
-        'the resolved class does not implement its Protocol, is not a subclass of D, or '
-        'cannot be constructed as the worker group will',
-        'problem-rules',
-    ),
-    'import': (
-        'the resolved class cannot be imported in its environment, or the name is not a class',
-        'problem-rules',
-    ),
-    'environment': (
-        "the class's actor environment could not run the verification (interpreter "
-        'missing, crashed, timed out)',
-        'problem-rules',
-    ),
-    'import.actors': (
-        'the class imports in the driver (or its verification environment) but the '
-        'process its actors will be cannot find its module, on some node',
-        'problem-rules',
-    ),
-    'preflight': ("the worker class's own preflight hook crashed", 'problem-rules'),
-    'isolation': (
-        'importing or verifying the class in this process raised (even SystemExit or '
-        'KeyboardInterrupt) or ran past its time bound (60 s, NEMO_RL_VERIFY_TIMEOUT_S)',
-        'problem-rules',
-    ),
-    'quant_cfg': (
-        'quant_cfg names no ModelOpt config or recipe, or an invalid one',
-        'problem-rules',
-    ),
-    'quant_device': (
-        'a CUDA-only quantization format (NVFP4, MX) where no CUDA device is visible',
-        'problem-rules',
-    ),
-    'preflight.fp32_lm_head.type': ('an fp32 LM-head flag is not a boolean', 'problem-rules'),
-    'preflight.fp32_lm_head.fused_logprobs': (
-        "megatron's fp32 LM head with use_fused_linear_logprobs",
-        'problem-rules',
-    ),
-    'preflight.fp32_lm_head.automodel': (
-        "VLLM's fp32 LM head with Automodel training",
-        'problem-rules',
-    ),
-    'preflight.fp32_lm_head.mismatch': (
-        'training and generation disagree on the fp32 LM head',
-        'problem-rules',
-    ),
-    'preflight.fp32_lm_head.reserved_env': (
-        'vllm_cfg.env_vars sets the reserved NRL_VLLM_FP32_LM_HEAD',
-        'problem-rules',
-    ),
-    'preflight.fp32_lm_head.model': (
-        'warning only: fp32 LM head on a model not known to support it',
-        'problem-rules',
-    ),
-    'preflight.parallelism.size': ('a parallel size is not a positive integer', 'problem-rules'),
-    'preflight.parallelism.fits': ('TP x PP x CP exceeds the world size', 'problem-rules'),
-    'preflight.parallelism.divides': (
-        'TP x PP x CP does not divide the world size',
-        'problem-rules',
-    ),
-    'preflight.parallelism.tp_accuracy': (
-        'TP >= 4 with different train and logprob micro-batch sizes',
-        'problem-rules',
-    ),
-    'preflight.schema': (
-        'another field the preflight rules read has the wrong type',
-        'problem-rules',
-    ),
-    'preflight.draft.backend': ('draft.enabled without Megatron', 'problem-rules'),
-    'preflight.draft.sequence_packing': ('draft.enabled with sequence packing', 'problem-rules'),
-    'preflight.dynamic_batching.sequence_packing': (
-        'dynamic batching with sequence packing',
-        'problem-rules',
-    ),
-    'preflight.dynamic_batching.pipeline': (
-        'dynamic batching with pipeline parallelism',
-        'problem-rules',
-    ),
-    'gate': (
-        "stricter: beartype's structural check of the class against a runtime-checkable "
-        'Protocol failed',
-        'contract-violations',
-    ),
-    'missing': (
-        'a Protocol member is absent, or only an abstract Protocol body (..., '
-        '@abstractmethod) provides it',
-        'contract-violations',
-    ),
-    'not-callable': ('the member exists but is not callable', 'contract-violations'),
-    'kind': (
-        'the Protocol declares a classmethod or staticmethod, the class an instance method',
-        'contract-violations',
-    ),
-    'async': (
-        'stricter: async def / async generator / plain function differ',
-        'contract-violations',
-    ),
-    'shape': (
-        'a call the Protocol allows is rejected (arity, names, keyword-only, defaults, overloads)',
-        'contract-violations',
-    ),
-    'annotation': ('parameter, return or attribute types are incompatible', 'contract-violations'),
-    'attribute': (
-        'a data member or property: read-only where the Protocol needs it settable, a '
-        'method where it declares data, an instance variable for a ClassVar',
-        'contract-violations',
-    ),
-    'undecidable': (
-        'the class alone cannot settle the member (reported in report.undecidable; does '
-        'not fail the check)',
-        'contract-violations',
-    ),
-    'base': ('stricter: the class is not a subclass of the required base', 'contract-violations'),
-    'init': (
-        'stricter: the constructor does not accept the call the worker group makes',
-        'contract-violations',
-    ),
-    'static': (
-        'the type checker rejects the class for this Protocol member; its words follow the member',
-        'static-findings',
-    ),
-    'source': (
-        'the checker cannot take the class from its module (a name that is not a class there)',
-        'static-findings',
-    ),
-    # audit's rules (the guide's "Audit findings" table, nemo_rl_workers.checks.audit.rules.RULES).
-    "missing-method": ("a worker class the driver can start has no method the driver calls "
-                       "by name", "audit-findings"),
-    "stub-body": ("the method the driver calls is only a stub body (...) in the worker's MRO",
-                  "audit-findings"),
-    "unknown-keyword": ("the driver passes a keyword the worker's method does not accept",
-                        "audit-findings"),
-    "required-not-sent": ("the worker's method requires an argument the driver never sends",
-                          "audit-findings"),
-    "stream-mismatch": ("the driver and the worker disagree on a streamed (generator) call",
-                        "audit-findings"),
-    "undecided": ("what the source cannot decide, never passed: whether the worker serves the "
-                  "call (audit), or the contract of a class, Protocol or --base the checker "
-                  "takes as unknown (--static)", "static-findings"),
-    "unresolved": ("a dispatch call whose method name or workers the source cannot tell",
-                   "audit-findings"),
-    # Findings only the output formats name (the guide's "Output formats" table).
-    "migrate": ("the config still uses outdated keys; nemo-rl-workers migrate rewrites it",
-                "output-formats"),
-    "unusable": ("the input could not be used at all (exit code 2)", "output-formats"),
-    "warning": ("advice the check emits at run time (R3, preflight), not a failure",
-                "output-formats"),
-}
+
+@dataclass(frozen=True)
+class Table:
+    """One of the guide's rule tables: its heading, its columns, its rows."""
+
+    title: str
+    """The guide's heading over the table (its anchor is made from it)."""
+    what: str
+    """How one entry is called: "problem rule", "contract violation", ..."""
+    headers: tuple[str, ...]
+    """The column headings; the first names the rule column."""
+    rows: rows.Rows
+    code_names: bool = True
+    """Whether the guide shows each name as `code`."""
+
+    @property
+    def anchor(self) -> str:
+        """The guide's anchor of the heading (GitHub's rule: lower case, spaces to dashes)."""
+        return re.sub(r"[^a-z0-9 -]", "", self.title.lower()).replace(" ", "-")
+
+    def markdown(self) -> list[str]:
+        """The table as the guide writes it, one line per row."""
+        lines = ["| " + " | ".join(self.headers) + " |",
+                 "| " + " | ".join("---" for _ in self.headers) + " |"]
+        for name, *cells in self.rows:
+            shown = f"`{name}`" if self.code_names else name
+            lines.append("| " + " | ".join([shown, *cells]) + " |")
+        return lines
 
 
-def guide_url() -> str:
-    return os.environ.get(GUIDE_URL_ENV) or DEFAULT_GUIDE_URL
+@dataclass(frozen=True)
+class Entry:
+    """One row of one table: a rule name and what its table says about it."""
+
+    name: str
+    table: Table
+    cells: tuple[str, ...]
+    """The row's cells after the name, as the guide's markdown."""
+
+    def fields(self) -> list[tuple[str, str]]:
+        """(column heading, cell as markdown), after the name."""
+        return list(zip(self.table.headers[1:], self.cells, strict=True))
+
+    @property
+    def summary(self) -> str:
+        """The first cell, as plain text: what the rule is about, in one line."""
+        return " ".join(plain(self.cells[0]).split())
 
 
-def describe(rule: str) -> tuple[str, str]:
-    """(short description, help URI) of `rule`."""
-    text, anchor = RULES.get(rule, (f"Rule {rule}; see the error catalogue", CATALOGUE_ANCHOR))
-    return text, f"{guide_url()}#{anchor}"
+TABLES: tuple[Table, ...] = (
+    Table("How the class is selected", "selection rule",
+          ("rule", "when", "outcome", "exact warning or error text"), rows.SELECTION,
+          code_names=False),
+    Table("How the class is selected", "outdated-config rule",
+          ("rule", "when", "exact error text"), rows.OUTDATED),
+    Table("Problem rules", "problem rule", ("rule", "raised when", "fix"), rows.PROBLEMS),
+    Table("Contract violations", "contract violation", ("kind", "meaning"), rows.CONTRACT),
+    Table("Static findings", "static finding", ("kind", "meaning"), rows.STATIC),
+    Table("Audit findings", "audit finding", ("rule", "meaning"), rows.AUDIT),
+    Table("Output formats", "output-format rule", ("rule", "meaning"), rows.FORMATS),
+    Table("Config load errors", "config load error", ("kind", "meaning"), rows.LOAD),
+)
+"""In the guide's order."""
+
+# For a finding's rule, the entry that describes findings first.
+_FINDING_ORDER = ("problem rule", "contract violation", "static finding", "audit finding",
+                  "output-format rule", "config load error", "selection rule",
+                  "outdated-config rule")
+
+
+def entries(name: str) -> list[Entry]:
+    """Every entry of `name`, in the guide's order; [] for a name no table has."""
+    return [Entry(name, table, tuple(cells))
+            for table in TABLES for row_name, *cells in table.rows if row_name == name]
+
+
+def names() -> list[str]:
+    """Every rule name the tables hold, once each, in the guide's order."""
+    return list(dict.fromkeys(row[0] for table in TABLES for row in table.rows))
+
+
+def nearest(name: str) -> list[str]:
+    """The known names nearest to `name` (never none): typos first, then by likeness."""
+    folded = {n.lower(): n for n in names()}
+    same = [folded[name.lower()]] if name.lower() in folded else []  # only the case differs
+    return same + [folded[n] for n in closest(name.lower(), folded, cutoff=0.0)][:3 - len(same)]
+
+
+_CODE = re.compile(r"`([^`]*)`")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_STRONG = re.compile(r"\*\*([^*]+)\*\*")
+_EMPHASIS = re.compile(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])")
+
+
+def plain(markdown: str) -> str:
+    """A cell as plain text: code spans, links and emphasis unwrapped, `<br>` a new line."""
+    spans: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        spans.append(match.group(1))
+        return f"\x00{len(spans) - 1}\x00"
+
+    text = _CODE.sub(keep, markdown)
+    text = _LINK.sub(r"\1", text)
+    text = _STRONG.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\1", text)
+    text = text.replace("<br>", "\n").replace("\\|", "|")
+    return re.sub("\x00(\\d+)\x00", lambda m: spans[int(m.group(1))], text)
+
+
+def guide_url() -> str | None:
+    """Where the guide is published: configured, else the distribution's metadata, else
+    None (then nothing links to it)."""
+    configured = os.environ.get(GUIDE_URL_ENV, "").strip()
+    if configured:
+        return configured
+    from importlib import metadata
+
+    try:
+        project_urls = metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in project_urls:
+        label, _, url = str(entry).partition(",")
+        if label.strip().lower() in GUIDE_URL_LABELS and url.strip().startswith(
+                ("https://", "http://")):
+            return url.strip()
+    return None
+
+
+@dataclass(frozen=True)
+class RuleHelp:
+    """What SARIF carries for one rule."""
+
+    short: str
+    text: str
+    markdown: str
+    uri: str | None
+
+
+def help_for(rule: str) -> RuleHelp:
+    """The short description, the full help (text and markdown) and, where the guide's
+    address is known, the link to the table that lists `rule`."""
+    found = sorted(entries(rule), key=lambda e: _FINDING_ORDER.index(e.table.what))
+    url = guide_url()
+    if not found:
+        text = f"Rule {rule}; see the guide's error catalogue."
+        return RuleHelp(text, text, text, f"{url}#{CATALOGUE_ANCHOR}" if url else None)
+    texts, marks = [], []
+    for entry in found:
+        texts.append(f"{entry.name}: {entry.table.what} ({entry.table.title})")
+        marks.append(f"**`{entry.name}`: {entry.table.what}** ({entry.table.title})\n")
+        for header, cell in entry.fields():
+            texts.append(f"  {header}: " + "\n    ".join(plain(cell).splitlines()))
+            items = cell.split("<br>")
+            marks.append(f"- {header}: {items[0]}" if len(items) == 1 else
+                         f"- {header}:\n" + "\n".join(f"  - {item}" for item in items))
+        marks.append("")
+    return RuleHelp(found[0].summary, "\n".join(texts), "\n".join(marks).strip() + "\n",
+                    f"{url}#{found[0].table.anchor}" if url else None)

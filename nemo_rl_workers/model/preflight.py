@@ -188,6 +188,9 @@ def _type_problems(
         if value is MISSING or _fits(kind, value):
             continue
         path = view.key(dotted)
+        if kind == "mapping" and isinstance(value, Mapping):  # a key that is not a string
+            yield key_problem(value, path)
+            continue
         expected = EXPECTED_TEXT[kind]
         # Quoted, so that the string "false" does not read like the boolean false.
         given = repr(value) if isinstance(value, str) else show(value)
@@ -542,7 +545,9 @@ def preflight_problems(
     for path, raw in worker_sections(root) if sections is None else sections:
         section = as_mapping(raw)
         if section is None:
-            skipped.append(f"{path}: every rule (the section is not a mapping)")
+            why = ("has a key that is not a string" if isinstance(raw, Mapping)
+                   else "is not a mapping")
+            skipped.append(f"{path}: every rule (the section {why})")
             continue
         backend, backend_problems = policy_backend(section, path)
         view = SectionView(path, section, None if backend_problems else backend, root,

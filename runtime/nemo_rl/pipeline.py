@@ -6,13 +6,16 @@
     3. `preflight_problems`: config rules that need the cluster's world size.
     4. The resolver: which class runs the section (R1-R7).
        Problems of steps 1-4 are collected and raised together, as one WorkerConfigError.
-    5. Contract verification in the class's own environment (Protocol, base class,
+    5. The cluster's fit (`check_cluster`, the caller's `RayVirtualCluster.check_fit`): a
+       pure verdict over the live nodes' resources, so a cluster that can never hold the
+       workers is refused in milliseconds, before the worker class is imported.
+    6. Contract verification in the class's own environment (Protocol, base class,
        constructor call, the worker's own preflight such as an unknown quant_cfg).
-    6. Only then may the caller allocate (placement groups, actors), and only after that
+    7. Only then may the caller allocate (placement groups, actors), and only after that
        succeeded does `WorkerPlan.commit()` write the resolved FQN back into the caller's
        config, so a rejected or failed start leaves the config exactly as it was.
 
-Warnings (R3's automatic quantized worker, preflight advice) are emitted once checks 1-5
+Warnings (R3's automatic quantized worker, preflight advice) are emitted once checks 1-6
 passed, as UserWarning pointing at the user's line, not at this module.
 """
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -50,7 +53,7 @@ _USER_MODULES = frozenset({os.path.join(_PACKAGE_DIR, "demo.py")})
 
 @dataclass
 class WorkerPlan:
-    """A section that passed steps 1-5: what to allocate, and how to commit it."""
+    """A section that passed steps 1-6: what to allocate, and how to commit it."""
 
     resolution: Resolution
     # A plain deep copy of the section with the resolved FQN set: what workers receive.
@@ -63,7 +66,7 @@ class WorkerPlan:
         return self.resolution.fqn
 
     def commit(self) -> None:
-        """Step 6, after allocation succeeded: write the resolved FQN back (R3 silence)."""
+        """Step 7, after allocation succeeded: write the resolved FQN back (R3 silence)."""
         if isinstance(self.target, MutableMapping):
             apply_resolution(self.target, self.resolution)
 
@@ -94,13 +97,16 @@ def plan_policy(
     init_call: InitCall,
     constructor_fqn: str | None = None,
     registry: WorkerRegistry | None = None,
+    check_cluster: Callable[[], None] | None = None,
 ) -> WorkerPlan:
-    """Steps 1-5 for a policy (or teacher) section at `path`; raises WorkerConfigError.
+    """Steps 1-6 for a policy (or teacher) section at `path`; raises WorkerConfigError
+    (or what `check_cluster` raises: ClusterAllocationError).
 
     Its problems name the file and line of a section that came from `load_config`.
     """
     with problems_located(config, path):
-        return _plan_policy(config, path, world_size, init_call, constructor_fqn, registry)
+        return _plan_policy(config, path, world_size, init_call, constructor_fqn, registry,
+                            check_cluster)
 
 
 def _plan_policy(
@@ -110,6 +116,7 @@ def _plan_policy(
     init_call: InitCall,
     constructor_fqn: str | None,
     registry: WorkerRegistry | None,
+    check_cluster: Callable[[], None] | None,
 ) -> WorkerPlan:
     section = _section(config, path)
     rules = config_rules({}, world_size=world_size, sections=[(path, section)])
@@ -124,7 +131,7 @@ def _plan_policy(
         merge_problems(problems, err.problems)
     raise_if_any(problems)
     assert resolution is not None
-    return _verified(resolution, section, config, init_call, rules.warnings)
+    return _verified(resolution, section, config, init_call, rules.warnings, check_cluster)
 
 
 def plan_generation(
@@ -134,18 +141,21 @@ def plan_generation(
     world_size: int | None,
     init_call: InitCall,
     registry: WorkerRegistry | None = None,
+    check_cluster: Callable[[], None] | None = None,
 ) -> WorkerPlan:
-    """Steps 4-5 for a vLLM generation section; raises WorkerConfigError.
+    """Steps 4-6 for a vLLM generation section; raises WorkerConfigError (or what
+    `check_cluster` raises).
 
     Steps 2 and 3 are rules over policy sections (they cover `<policy>.generation` too),
     so they run with the policy, not here. Problems are located as in `plan_policy`.
     """
     with problems_located(config, path):
-        return _plan_generation(config, path, init_call, registry)
+        return _plan_generation(config, path, init_call, registry, check_cluster)
 
 
 def _plan_generation(
-    config: object, path: str, init_call: InitCall, registry: WorkerRegistry | None
+    config: object, path: str, init_call: InitCall, registry: WorkerRegistry | None,
+    check_cluster: Callable[[], None] | None,
 ) -> WorkerPlan:
     section = _section(config, path)
     problems: list[Problem] = generation_key_problems(section, path)
@@ -163,7 +173,7 @@ def _plan_generation(
         )
     raise_if_any(problems)
     assert resolution is not None
-    return _verified(resolution, section, config, init_call, [])
+    return _verified(resolution, section, config, init_call, [], check_cluster)
 
 
 def _section(config: object, path: str) -> Mapping[str, Any]:
@@ -181,10 +191,15 @@ def _verified(
     target: object,
     init_call: InitCall,
     advice: list[str],
+    check_cluster: Callable[[], None] | None,
 ) -> WorkerPlan:
     effective: dict[str, Any] = plain(section)
     effective[FIELD] = resolution.fqn
-    # Step 5: in the class's environment, once per class.
+    # Step 5: a cluster that can never hold the workers is refused before the class's
+    # module (and torch with it) is imported.
+    if check_cluster is not None:
+        check_cluster()
+    # Step 6: in the class's environment, once per class.
     verify_worker_class(resolution, effective, role_init=init_call)
     texts = (*resolution.warnings, *advice)
     for text in texts:

@@ -1,10 +1,20 @@
 """Protocol members the runtime sees only indirectly (issue 22): overloads without an
-implementation, an unpacked TypedDict's open keys, `__getattr__`, a TypeVar in the body.
+implementation, an unpacked TypedDict's open keys, `__getattr__`, a TypeVar in the body;
+and a gate that cannot run on such a Protocol (issue 29).
 The generated pairs (tests/static/generator.py) judge the same against mypy and pyrefly."""
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack, overload
+from typing import (
+    Any,
+    NotRequired,
+    Protocol,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    overload,
+    runtime_checkable,
+)
 
 import pytest
 
@@ -187,3 +197,43 @@ def test_typevar_in_a_protocol_body_still_types_its_methods() -> None:
     # `U` names a method-scoped type variable: a class taking only int is not as generic.
     found = violations(EchoesInts, Echo)
     assert found and {(rule, member) for rule, member, _ in found} == {("annotation", "echo")}
+
+
+# --- 5. the gate cannot run: a runtime-checkable Protocol with a TypeVar in its body -------
+# mypy's testTypeVarInProtocolBody: `g: C = f_bad` is an error, `g = f_good` is accepted.
+
+
+@runtime_checkable
+class CallsAnything(Protocol):
+    V = TypeVar("V")
+
+    def __call__(self, t: V) -> V: ...
+
+
+class FGood:
+    """`f_good`: generic in its own type variable."""
+
+    def __call__(self, t: T) -> T:
+        return t
+
+
+class FBad:
+    """`f_bad`: takes and returns int only."""
+
+    def __call__(self, t: int) -> int:
+        return t
+
+
+def test_a_gate_that_cannot_run_is_no_verdict() -> None:
+    report = check(FGood, CallsAnything)
+    assert report.ok, [str(v) for v in report.violations]
+    assert report.skipped == (
+        "gate: beartype.door.is_bearable(cls, type[CallsAnything]) cannot run (TypeError: "
+        "Protocols with non-method members don't support issubclass()); judged by the member "
+        "rules alone",
+    )
+
+
+def test_without_the_gate_the_member_rules_still_reject_f_bad() -> None:
+    found = violations(FBad, CallsAnything)
+    assert {(rule, member) for rule, member, _ in found} == {("annotation", "__call__")}

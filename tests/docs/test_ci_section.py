@@ -17,7 +17,7 @@ import yaml
 from junitparser import JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
-from nemo_rl_workers.findings.catalogue import RULES
+from nemo_rl_workers.findings.catalogue import TABLES
 from tests.docs.snippets import REPO, TIMEOUT_S, Block, read_blocks, shell_env
 
 GUIDE = REPO / "docs" / "guides" / "worker-extensions.md"
@@ -152,16 +152,11 @@ def _section(anchor: str) -> str:
     return ""
 
 
-# audit's own guide section (issue 19) is not in this checkout yet.
-PENDING_ANCHORS = {"audit-findings"}
-
-
 def test_every_sarif_rule_points_at_a_row_of_the_guide() -> None:
-    for rule, (description, anchor) in RULES.items():
-        assert description and description == description.strip(), rule
-        if anchor in PENDING_ANCHORS:
-            continue
-        section = _section(anchor)
-        assert section, f"{rule}: no heading with anchor #{anchor}"
-        assert re.search(rf"^\| `{re.escape(rule)}` \|", section, re.M), (
-            f"{rule}: no row in #{anchor}")
+    for table in TABLES:
+        section = _section(table.anchor)
+        assert section, f"{table.what}: no heading with anchor #{table.anchor}"
+        for name, *_ in table.rows:
+            shown = f"`{name}`" if table.code_names else name
+            assert re.search(rf"^\| {re.escape(shown)} \|", section, re.M), (
+                f"{name}: no row in #{table.anchor}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -14,7 +15,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
-from nemo_rl_workers.findings.catalogue import DEFAULT_GUIDE_URL, GUIDE_URL_ENV
+from nemo_rl_workers.findings.catalogue import GUIDE_URL_ENV
 from nemo_rl_workers.findings.formats import Case, Finding, Results, render
 
 HOSTILE = "bad\x1b[31m red\r\nsecond line\x00 100% done, a:b — ünïcödé 日本語 🚀"
@@ -77,7 +78,8 @@ def _sarif(results: Results) -> dict[str, Any]:
     return data
 
 
-def test_sarif_validates_with_rules_and_locations() -> None:
+def test_sarif_validates_with_rules_and_locations(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(GUIDE_URL_ENV, raising=False)
     data = _sarif(_results())
     assert data["version"] == "2.1.0"
     (run,) = data["runs"]
@@ -85,9 +87,10 @@ def test_sarif_validates_with_rules_and_locations() -> None:
     ids = [r["id"] for r in rules]
     assert ids == ["R5", "contract", "missing", "undecidable", "warning", "unusable"]
     by_id = {r["id"]: r for r in rules}
-    assert by_id["R5"]["helpUri"] == f"{DEFAULT_GUIDE_URL}#problem-rules"
-    assert by_id["missing"]["helpUri"].endswith("#contract-violations")
     assert by_id["R5"]["shortDescription"]["text"].startswith("quant_cfg is set")
+    # Where the guide's address is unknown there is no link, and no placeholder one.
+    assert not any("helpUri" in r for r in rules)
+    assert "informationUri" not in run["tool"]["driver"]
     results = run["results"]
     assert [r["ruleId"] for r in results] == [
         "R5", "contract", "missing", "undecidable", "warning", "unusable"]
@@ -104,6 +107,54 @@ def test_sarif_validates_with_rules_and_locations() -> None:
     assert results[3]["level"] == "note"
     assert results[4].get("level", "warning") == "warning"  # SARIF's default level
     assert run["invocations"] == [{"executionSuccessful": False}]  # broken.yaml
+
+
+def test_sarif_carries_each_rules_help_from_the_catalogue() -> None:
+    rules = {r["id"]: r for r in _sarif(_results())["runs"][0]["tool"]["driver"]["rules"]}
+    r5 = rules["R5"]["help"]
+    # The finding's own table first (problem rule), then the selection rule's exact texts.
+    assert r5["text"].splitlines()[:3] == [
+        "R5: problem rule (Problem rules)",
+        "  raised when: quant_cfg is set and the configured class is not the section's "
+        "quantized worker",
+        "  fix: set it to Q or remove it; to keep an extension, remove quant_cfg",
+    ]
+    assert "R5: selection rule (How the class is selected)" in r5["text"]
+    assert r5["markdown"].startswith(
+        "**`R5`: problem rule** (Problem rules)\n\n- raised when: `quant_cfg` is set and the "
+        "configured class is not the section's quantized worker\n")
+    assert "  - `quant_cfg requires worker_extension_cls_fqn=<Q>, got <X>." in r5["markdown"]
+    assert rules["missing"]["help"]["text"].startswith("missing: contract violation")
+    assert rules["unusable"]["help"]["text"] == (
+        "unusable: output-format rule (Output formats)\n  meaning: the file could not be used "
+        "at all (exit code 2): an <error> in JUnit")
+
+
+def test_sarif_links_to_the_configured_guide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(GUIDE_URL_ENV, "https://docs.example.org/guide.html")
+    run = _sarif(_results())["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert rules["R5"]["helpUri"] == "https://docs.example.org/guide.html#problem-rules"
+    assert rules["missing"]["helpUri"].endswith("#contract-violations")
+    assert rules["unusable"]["helpUri"].endswith("#output-formats")
+    assert run["tool"]["driver"]["informationUri"] == "https://docs.example.org/guide.html"
+
+
+def test_sarif_links_to_the_guide_the_distribution_names(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A build whose `[project.urls]` has `Documentation` links there, with no setting."""
+    monkeypatch.delenv(GUIDE_URL_ENV, raising=False)
+    info = tmp_path / "nemo_rl_worker_contracts-9.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nemo-rl-worker-contracts\nVersion: 9.9\n"
+        "Project-URL: Source, https://git.example.org/ml/workers\n"
+        "Project-URL: Documentation, https://docs.example.org/workers/guide.html\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rules = {r["id"]: r for r in _sarif(_results())["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["R5"]["helpUri"] == "https://docs.example.org/workers/guide.html#problem-rules"
 
 
 def test_sarif_no_findings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -407,6 +407,10 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "verify missing base": (("verify", "collections.OrderedDict", "--protocol", "PolicyWorker",
                              "--base", "no_such_mod_xyz.B"), 2, "cannot be imported"),
     "verify bad role": (("verify", "a.B", "--protocol", "PolicyWorker", "--role", "x"), 2, ""),
+    # Issue 29: explain takes one name; anything else is one line and exit 2.
+    "explain unknown rule": (("explain", "R99"), 2, "no rule is named 'R99'; did you mean"),
+    "explain control characters": (("explain", "\x1b[2J\nR5"), 2, "no rule is named"),
+    "explain two rules": (("explain", "R5", "R6"), 2, "unrecognized arguments"),
     "migrate nothing": (("migrate",), 2, "required"),
     "migrate in place and out": (("migrate", "-i", "-o", "x", "good.yaml"), 2, "not allowed"),
     "migrate a missing file": (("migrate", "--check", "nope.yaml"), 2, "no such file"),

@@ -3,7 +3,8 @@
 Built with `pydantic-sarif`, whose model is generated from the SARIF 2.1.0 JSON schema
 (required members, enumerations and bounds are checked as the log is built, unknown
 members refused): one rule descriptor per rule name that occurs (id, short description,
-help link to the guide's catalogue), one result per finding with its physical location.
+and the rule's help from the guide's catalogue as text and markdown; a link to the guide
+only where its address is known), one result per finding with its physical location.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from nemo_rl_workers.findings.catalogue import describe, guide_url
+from nemo_rl_workers.findings.catalogue import guide_url, help_for
 from nemo_rl_workers.findings.results import Finding, Results
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -44,12 +45,13 @@ def render(results: Results) -> str:
     rule_ids = list(dict.fromkeys(f.rule for f in findings))
     descriptors = []
     for rule in rule_ids:
-        text, help_uri = describe(rule)
+        found = help_for(rule)
         descriptors.append(sarif.ReportingDescriptor(
             id=rule,
             name=rule,
-            shortDescription=sarif.MultiformatMessageString(text=text),
-            helpUri=help_uri,
+            shortDescription=sarif.MultiformatMessageString(text=found.short),
+            help=sarif.MultiformatMessageString(text=found.text, markdown=found.markdown),
+            helpUri=found.uri,
         ))
 
     def result(finding: Finding) -> Any:

@@ -108,6 +108,7 @@ class Policy:
             init_call=POLICY_INIT,
             constructor_fqn=worker_extension_cls_fqn,
             registry=registry,
+            check_cluster=cluster.check_fit,
         )
         builder = RayWorkerBuilder.from_resolution(
             self.plan.resolution, self.plan.section, enforce_contracts=enforce_contracts

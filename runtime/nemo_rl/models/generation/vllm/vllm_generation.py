@@ -65,6 +65,14 @@ class VllmGeneration:
         registry: WorkerRegistry | None = None,
         enforce_contracts: bool | None = None,
     ) -> None:
+        self.cluster = cluster
+        self.name_prefix = name_prefix
+        # The config rules and the cluster's fit first: asking whether vLLM can run here
+        # imports torch, which a refused start should not wait for.
+        self.plan: WorkerPlan = plan_generation(
+            config, path=path, world_size=cluster.world_size(), init_call=GENERATION_INIT,
+            registry=registry, check_cluster=cluster.check_fit,
+        )
         if defer_model_load is None:
             reason = vllm_unavailable_reason()
             defer_model_load = reason is not None
@@ -73,13 +81,7 @@ class VllmGeneration:
                     "%s: %s; starting vLLM generation workers with model loading deferred "
                     "(generate() is unavailable until load_model() succeeds).", name_prefix, reason
                 )
-        self.cluster = cluster
-        self.name_prefix = name_prefix
         self.deferred = defer_model_load
-        self.plan: WorkerPlan = plan_generation(
-            config, path=path, world_size=cluster.world_size(), init_call=GENERATION_INIT,
-            registry=registry,
-        )
         self.mode = self.plan.resolution.mode or "sync"
         tp = _tensor_parallel_size(self.plan.section)
         builder = RayWorkerBuilder.from_resolution(

@@ -1,0 +1,594 @@
+"""The guide's rule tables, as data: each row's name and cells, in the guide's markdown.
+
+docs/guides/worker-extensions.md shows these tables; `nemo-rl-workers explain RULE` and
+SARIF's rule help read them from here (`findings.catalogue`), and tests/docs checks that
+the guide's tables are exactly these rows, so the two cannot drift: a row edited here is
+edited in the guide too (the test's failure shows the table the guide should hold).
+"""
+
+from __future__ import annotations
+
+Rows = tuple[tuple[str, ...], ...]
+
+SELECTION: Rows = (
+    (
+        'R0',
+        '`Policy(..., worker_extension_cls_fqn=C)`',
+        ('`DeprecationWarning` at your line; `C` is treated as if the config set it. If '
+         'the config sets a different class: `WorkerConfigError`.'),
+        ('`Policy(worker_extension_cls_fqn=...) is deprecated; set '
+         'policy.worker_extension_cls_fqn in the config '
+         'instead.`<br>`Policy(worker_extension_cls_fqn=<C>) conflicts with '
+         '<path>.worker_extension_cls_fqn=<X>; remove the deprecated constructor '
+         'argument and keep only the config field.`'),
+    ),
+    (
+        'R1',
+        'no `quant_cfg`, no `X`',
+        '`D`, silently.',
+        '—',
+    ),
+    (
+        'R2',
+        'no `quant_cfg`, `X` given',
+        ('`X`, if it is a well-formed dotted name, registered with an actor '
+         "environment, a subclass of `D`, and implements the role's Protocol (the last "
+         'two are checked in its own environment, before any actor).'),
+        ('`<path>.worker_extension_cls_fqn=<X> is not registered with an actor '
+         "environment; register it through the 'nemo_rl.workers' entry-point group of "
+         'its package (nemo-rl-workers list shows what is '
+         'registered).`<br>`<path>.worker_extension_cls_fqn=<X> is not registered with '
+         'an actor environment; did you mean <Y>? Otherwise register it through the '
+         "'nemo_rl.workers' entry-point group of its package (nemo-rl-workers list "
+         'shows what is registered).`<br>`<path>.worker_extension_cls_fqn=<X> is the '
+         '<kind> of the <role> <backend>, but this section uses the <backend>; use <D> '
+         'or a subclass of it.`<br>`<path>.worker_extension_cls_fqn must be a dotted '
+         "name 'package.module.ClassName' of Python identifiers, but is <X> "
+         '(<reason>).`<br>`<path>.worker_extension_cls_fqn=<X> does not satisfy the '
+         '<Protocol> contract: <X> does not implement <Protocol>.<method>: <reason>`'),
+    ),
+    (
+        'R3',
+        '`quant_cfg` set, no `X`',
+        ('`Q`, with a `UserWarning`; written back to the config once the workers '
+         'started, so resolving it again is silent.'),
+        ('`quant_cfg requires worker_extension_cls_fqn=<Q>; setting it automatically. '
+         'Set this field explicitly to silence this warning.`'),
+    ),
+    (
+        'R4',
+        '`quant_cfg` set, `X == Q`',
+        '`Q`, silently.',
+        '—',
+    ),
+    (
+        'R5',
+        '`quant_cfg` set, `X != Q`',
+        ('`WorkerConfigError`; the config is left unchanged. The text begins with '
+         "upstream NeMo-RL's sentence, then names the path, the backend or mode, whose "
+         'worker `X` is, and the fix. A custom extension cannot run quantized '
+         '(quantized workers are the built-in ones, and a plugin cannot replace them): '
+         'the text says so.'),
+        ('`quant_cfg requires worker_extension_cls_fqn=<Q>, got <X>. At '
+         '<path>.worker_extension_cls_fqn: quant_cfg is set and this section uses the '
+         '<backend>, whose quantized worker is the expected class; the given one is the '
+         '<kind> of the <role> <backend>. Set the field to the expected class or remove '
+         'it to have it filled in.`<br>`quant_cfg requires '
+         'worker_extension_cls_fqn=<Q>, got <X>. At <path>.worker_extension_cls_fqn: '
+         'quant_cfg is set and this section uses the <backend>, whose quantized worker '
+         'is the expected class; the given one is not a built-in worker. Quantized '
+         'workers are the built-in ones and a plugin cannot replace them, so an '
+         'extension cannot run quantized: set the field to the expected class (or '
+         'remove it) to quantize, or remove <path>.quant_cfg to run the extension '
+         'unquantized.`'),
+    ),
+    (
+        'R6',
+        '`quant_cfg` set',
+        ("The class must implement the role's quantized Protocol (`QuantPolicyWorker`, "
+         '`QuantGenerationWorker`, `QuantAsyncGenerationWorker`).'),
+        ('`<path>.quant_cfg is set, but the <backend> has no quantized worker; remove '
+         'quant_cfg.`<br>`<path>.worker_extension_cls_fqn=<X> does not satisfy the '
+         '<Protocol> contract: <X> does not implement <Protocol>.<method>: '
+         '<reason>`<br>`get_quantizer_stats() needs a quantized policy, but '
+         '<path>.quant_cfg is unset and the workers run <D>; set <path>.quant_cfg (e.g. '
+         'INT8_DEFAULT_CFG).`'),
+    ),
+    (
+        'R7',
+        'generation backend other than vLLM with `X` set',
+        '`WorkerConfigError` (the field would be ignored otherwise).',
+        ('`<path>.worker_extension_cls_fqn is set to <X>, but generation backend '
+         "'<backend>' does not use worker extensions and would silently ignore it; "
+         "remove the field or use backend 'vllm'.`"),
+    ),
+    (
+        'R8',
+        'a frozen teacher derived from a student (`Policy.frozen_teacher`)',
+        ('A deep copy: `quant_cfg` cleared to null with a `UserWarning`, other '
+         '`quant_*` keys, `real_quant*` and `worker_extension_cls_fqn` removed, and '
+         "every key that would load the student's weights (`pretrained_checkpoint`, "
+         '`checkpoint_path`, in the section or its `<backend>_cfg` blocks) dropped with '
+         'a `UserWarning`; the student config is untouched.'),
+        ('`<path>.quant_cfg cleared to null for the frozen teacher (the student policy '
+         'has <value>): a teacher runs unquantized on its default '
+         'worker.`<br>`<path>.<key> dropped for the frozen teacher (the student policy '
+         "has <value>): it would load the student's weights; a teacher loads its own "
+         'model.`'),
+    ),
+)
+
+OUTDATED: Rows = (
+    (
+        'outdated.rename',
+        'a `dtensor_cfg` block',
+        ('`<path>.dtensor_cfg has been renamed to <path>.automodel_cfg; rename the key, '
+         'its contents are unchanged.`<br>`<path>.dtensor_cfg has been renamed to '
+         '<path>.automodel_cfg; both are set, so move what <path>.dtensor_cfg holds '
+         'into <path>.automodel_cfg and delete <path>.dtensor_cfg.`'),
+    ),
+    (
+        'outdated.v2',
+        'an `automodel_cfg._v2` (or `dtensor_cfg._v2`) key, whatever its value',
+        ('`<path>._v2 is no longer supported (there is one Automodel worker now); '
+         'remove it, whatever its value (it is <value>).`'),
+    ),
+    (
+        'backend',
+        'both Megatron and Automodel enabled, or neither',
+        ('`<path>: Megatron and Automodel are both enabled; set exactly one of '
+         '<path>.megatron_cfg.enabled or <path>.automodel_cfg.enabled to '
+         'true.`<br>`<path>: neither Megatron nor Automodel is enabled; set exactly one '
+         'of <path>.megatron_cfg.enabled or <path>.automodel_cfg.enabled to true.`'),
+    ),
+)
+
+PROBLEMS: Rows = (
+    (
+        'R0',
+        'the deprecated constructor argument and the config name different classes',
+        'keep only the config field',
+    ),
+    (
+        'R2',
+        ("a configured class is another backend's or role's worker, or is not "
+         'registered with an actor environment'),
+        'use a subclass of `D`; register it through the `nemo_rl.workers` entry points',
+    ),
+    (
+        'R5',
+        ("`quant_cfg` is set and the configured class is not the section's quantized "
+         'worker'),
+        'set it to `Q` or remove it; to keep an extension, remove `quant_cfg`',
+    ),
+    (
+        'R6',
+        ('`quant_cfg` is set for a backend without a quantized worker, or quantizer '
+         'statistics are asked of an unquantized policy'),
+        'remove `quant_cfg`, or set it',
+    ),
+    (
+        'R7',
+        'a non-vLLM generation backend has `worker_extension_cls_fqn` set',
+        'remove the field or use `backend: vllm`',
+    ),
+    (
+        'fqn',
+        '`worker_extension_cls_fqn` is not a dotted name of Python identifiers',
+        'write `package.module.ClassName`',
+    ),
+    (
+        'cluster',
+        ('the `cluster:` section cannot give a world size: `gpus_per_node` or '
+         '`num_nodes` is not a positive integer, or non-colocated generation leaves no '
+         'GPU for training'),
+        'fix the section, or give `--world-size`',
+    ),
+    (
+        'cluster.fit',
+        ('`check --cluster-resources FILE` or `--address ADDR`: a node group of the '
+         "config's `cluster:` shape (`gpus_per_node` GPU bundles of `{CPU: 1, GPU: 1}`, "
+         'all on one node) fits no node of that cluster, or all groups together exceed '
+         'it; the message is the sentence `RayVirtualCluster` refuses a start with'),
+        'fewer GPUs per node, or a cluster with larger nodes',
+    ),
+    (
+        'key',
+        ('a key of a worker section is a near-typo of a key that selects the worker '
+         '(`worker_extention_cls_fqn`, `quant_cgf`, `vllm_cfg.async_engin`, ...), so it '
+         'would be ignored'),
+        'use the key the message names',
+    ),
+    (
+        'schema',
+        ('a field has the wrong type (a section that is not a mapping, `enabled: '
+         '"yes"`, a non-numeric learning rate, ...), or a key is not a string (`1: x`: '
+         '"`policy` has the key 1, which is an int, not a string")'),
+        'give the type the message names; quote the key',
+    ),
+    (
+        'backend',
+        ('both or neither of Megatron and Automodel are enabled, or `VllmGeneration` is '
+         'given a non-vLLM backend'),
+        'enable exactly one; use `backend: vllm`',
+    ),
+    (
+        'registry',
+        "no worker row is registered for the section's backend",
+        'install the plugin that provides it, or use a registered backend',
+    ),
+    (
+        'outdated.rename',
+        'a `dtensor_cfg` block',
+        'rename it to `automodel_cfg` (`nemo-rl-workers migrate`)',
+    ),
+    (
+        'outdated.v2',
+        'an `_v2` key under `automodel_cfg` or `dtensor_cfg`',
+        'delete it (`nemo-rl-workers migrate`)',
+    ),
+    (
+        'contract',
+        ('the resolved class does not implement its Protocol, is not a subclass of `D`, '
+         'or cannot be constructed as the worker group will'),
+        ('change the class as the message says (`nemo-rl-workers verify` shows every '
+         'violation)'),
+    ),
+    (
+        'import',
+        ('the resolved class cannot be imported in its environment, or the name is not '
+         'a class'),
+        'install the package in that environment; fix the name',
+    ),
+    (
+        'environment',
+        ("the class's actor environment could not run the verification (interpreter "
+         'missing, crashed, timed out)'),
+        'fix the `ActorEnvironment` the plugin registers',
+    ),
+    (
+        'import.actors',
+        ('the class imports in the driver (or its verification environment) but the '
+         'process its actors will be cannot find its module, on some node'),
+        ('install the package where the actors run, or put it on their path '
+         '(`runtime_env`)'),
+    ),
+    (
+        'preflight',
+        "the worker class's own `preflight` hook crashed",
+        "fix the worker's `preflight`",
+    ),
+    (
+        'isolation',
+        ('importing or verifying the class in this process raised (even `SystemExit` or '
+         '`KeyboardInterrupt`) or ran past its time bound (60 s, '
+         '`NEMO_RL_VERIFY_TIMEOUT_S`)'),
+        ('fix the class or module the message names; `verify` reports the same line '
+         'with exit 1'),
+    ),
+    (
+        'quant_cfg',
+        ('`quant_cfg` names no ModelOpt config or recipe, or an invalid one; a recipe '
+         'that does not exist, is not a regular file (a device such as `/dev/zero`, a '
+         'pipe, a folder) or cannot be read (a symlink loop, a name too long) says which'),
+        'use a ModelOpt config name (e.g. `INT8_DEFAULT_CFG`) or a recipe file',
+    ),
+    (
+        'quant_device',
+        'a CUDA-only quantization format (NVFP4, MX) where no CUDA device is visible',
+        'use `INT8_DEFAULT_CFG` or `FP8_DEFAULT_CFG` on CPU',
+    ),
+    (
+        'preflight.fp32_lm_head.type',
+        'an fp32 LM-head flag is not a boolean',
+        'use `true`, `false` or null',
+    ),
+    (
+        'preflight.fp32_lm_head.fused_logprobs',
+        "Megatron's fp32 LM head with `use_fused_linear_logprobs`",
+        'turn one of them off',
+    ),
+    (
+        'preflight.fp32_lm_head.automodel',
+        "vLLM's fp32 LM head with Automodel training",
+        'turn it off, or train with Megatron',
+    ),
+    (
+        'preflight.fp32_lm_head.mismatch',
+        'training and generation disagree on the fp32 LM head',
+        'set both to the same value',
+    ),
+    (
+        'preflight.fp32_lm_head.reserved_env',
+        '`vllm_cfg.env_vars` sets the reserved `NRL_VLLM_FP32_LM_HEAD`',
+        'remove it; set `vllm_cfg.fp32_lm_head`',
+    ),
+    (
+        'preflight.fp32_lm_head.model',
+        'warning only: fp32 LM head on a model not known to support it',
+        'check the model family',
+    ),
+    (
+        'preflight.parallelism.size',
+        'a parallel size is not a positive integer',
+        'give a positive integer',
+    ),
+    (
+        'preflight.parallelism.fits',
+        'TP x PP x CP exceeds the world size',
+        'reduce the sizes or add GPUs',
+    ),
+    (
+        'preflight.parallelism.divides',
+        'TP x PP x CP does not divide the world size',
+        'choose sizes that divide it',
+    ),
+    (
+        'preflight.parallelism.tp_accuracy',
+        'TP >= 4 with different train and logprob micro-batch sizes',
+        'make them equal (or the escapes the message names)',
+    ),
+    (
+        'preflight.schema',
+        ('another field the preflight rules read has the wrong type, or a mapping of '
+         'them has a key that is not a string (`sequence_packing: {1: x}`: '
+         '"`policy.sequence_packing` has the key 1, which is an int, not a string")'),
+        'give the type the message names; quote the key',
+    ),
+    (
+        'preflight.draft.backend',
+        '`draft.enabled` without Megatron',
+        'enable Megatron or disable the draft',
+    ),
+    (
+        'preflight.draft.sequence_packing',
+        '`draft.enabled` with sequence packing',
+        'disable one',
+    ),
+    (
+        'preflight.dynamic_batching.sequence_packing',
+        'dynamic batching with sequence packing',
+        'disable one',
+    ),
+    (
+        'preflight.dynamic_batching.pipeline',
+        'dynamic batching with pipeline parallelism',
+        'set the pipeline size to 1 or disable dynamic batching',
+    ),
+)
+
+CONTRACT: Rows = (
+    (
+        'gate',
+        ("*stricter*: beartype's structural check of the class against a "
+         'runtime-checkable Protocol failed'),
+    ),
+    (
+        'missing',
+        ('a Protocol member is absent, or only an abstract Protocol body (`...`, '
+         '`@abstractmethod`) provides it'),
+    ),
+    (
+        'not-callable',
+        'the member exists but is not callable',
+    ),
+    (
+        'kind',
+        ('the Protocol declares a classmethod or staticmethod, the class an instance '
+         'method'),
+    ),
+    (
+        'async',
+        '*stricter*: `async def` / async generator / plain function differ',
+    ),
+    (
+        'shape',
+        ('a call the Protocol allows is rejected (arity, names, keyword-only, defaults, '
+         'overloads)'),
+    ),
+    (
+        'annotation',
+        'parameter, return or attribute types are incompatible',
+    ),
+    (
+        'attribute',
+        ('a data member or property: read-only where the Protocol needs it settable, a '
+         'method where it declares data, an instance variable for a `ClassVar`'),
+    ),
+    (
+        'undecidable',
+        ('the class alone cannot settle the member (reported in `report.undecidable`; '
+         'does not fail the check)'),
+    ),
+    (
+        'base',
+        '*stricter*: the class is not a subclass of the required base',
+    ),
+    (
+        'init',
+        '*stricter*: the constructor does not accept the call the worker group makes',
+    ),
+)
+
+STATIC: Rows = (
+    (
+        'static',
+        ('the type checker rejects the class for this Protocol member; its words follow '
+         'the member'),
+    ),
+    (
+        'base',
+        ("the class is not a subclass of the required base (`--base`, or the section's "
+         'default worker)'),
+    ),
+    (
+        'source',
+        ('the checker cannot take the class from its module (a name that is not a class '
+         'there)'),
+    ),
+)
+
+AUDIT: Rows = (
+    (
+        'missing-method',
+        ("error: no class of the worker's MRO defines the method the driver calls by "
+         'name, under the switches the call runs with; the definition named is where '
+         'the MRO ends'),
+    ),
+    (
+        'stub-body',
+        ('warning: the method resolves only to a stub, `raise NotImplementedError` '
+         'anywhere, or `pass` / `...` / a docstring in an abstract method or an ABC, '
+         'Protocol or `...Interface` class'),
+    ),
+    (
+        'unknown-keyword',
+        ('error: the driver sends a keyword (directly, through `common_kwargs`, or as '
+         'the sharded-data keyword) that is no parameter of the method, which takes no '
+         '`**kwargs`'),
+    ),
+    (
+        'required-not-sent',
+        ('error: a parameter without a default is never sent (checked only when every '
+         'keyword the call sends is known)'),
+    ),
+    (
+        'stream-mismatch',
+        ('error: the driver reads the result as a stream (`async for` / `anext` on one '
+         '`ObjectRefGenerator`, `num_returns="streaming"`, '
+         '`return_generators_as_proxies=True`) and the method is no generator, or reads '
+         'one value (`ray.get`) of a generator method'),
+    ),
+    (
+        'extension-missing-method',
+        ("error: an extension's `super().m(...)` / `self.m(...)` names a method no "
+         'class of its MRO at this revision defines'),
+    ),
+    (
+        'extension-unknown-keyword',
+        ('error: such a call passes a keyword the resolved method has no parameter for, '
+         'and it takes no `**kwargs`'),
+    ),
+    (
+        'extension-missing-argument',
+        ('error: such a call omits a required parameter of the resolved method (checked '
+         'only without `*`/`**` at the call)'),
+    ),
+    (
+        'extension-too-many-positional',
+        ('error: such a call passes more positional arguments than the resolved method '
+         'takes, and it takes no `*args`'),
+    ),
+    (
+        'override-unknown-keyword',
+        ('error: a driver sends a keyword to a method the extension overrides, and the '
+         'override has no such parameter and no `**kwargs`'),
+    ),
+    (
+        'override-missing-argument',
+        ("error: the extension's override requires a parameter that the driver's call "
+         'never sends'),
+    ),
+    (
+        'vllm-extension-clash',
+        ('error: a name of a `worker_extension_cls` (its `dir()`, names starting with '
+         "`__` excepted) already exists on vLLM's worker class for the installed "
+         "vllm-stubs version; vLLM's assertion would fail in every engine process"),
+    ),
+    (
+        'collective-rpc-missing',
+        ('error: a vLLM generation worker calls `collective_rpc("name")`, and neither '
+         "the extension it hands vLLM nor vLLM's worker has a method of that name"),
+    ),
+)
+
+FORMATS: Rows = (
+    (
+        'migrate',
+        ('`migrate --check`: the config still uses outdated keys (one finding per '
+         'change, at the line of the key)'),
+    ),
+    (
+        'unusable',
+        'the file could not be used at all (exit code 2): an `<error>` in JUnit',
+    ),
+    (
+        'warning',
+        'advice `check` emits (R3, preflight), not a failure',
+    ),
+    (
+        'undecided',
+        '`audit`: a call the source cannot decide (never passed: exit 1)',
+    ),
+    (
+        'unresolved',
+        ('`audit`: a dispatch call whose method name or workers the source cannot tell '
+         '(a warning)'),
+    ),
+)
+
+LOAD: Rows = (
+    (
+        'missing-file',
+        'the config file does not exist',
+    ),
+    (
+        'missing-default',
+        'a `defaults:` entry names a file that does not exist',
+    ),
+    (
+        'not-a-file',
+        'a directory, device or pipe (a FIFO is refused without waiting for a writer)',
+    ),
+    (
+        'unreadable',
+        ('the operating system refused to read it, or its name: a symlink loop, a name '
+         'too long for the file system'),
+    ),
+    (
+        'too-large',
+        ('over 8 MiB, or YAML aliases that would add over 100,000 nodes when expanded '
+         '(or refer to themselves); nodes written out plainly do not count, the size '
+         'limit bounds them'),
+    ),
+    (
+        'not-utf8',
+        'not UTF-8 text',
+    ),
+    (
+        'yaml',
+        ('YAML syntax, duplicate keys, non-string keys, `!!python` and other tags, '
+         "nesting deeper than 100 levels, an integer over Python's 4,300-digit limit"),
+    ),
+    (
+        'not-mapping',
+        'the top level is not a mapping',
+    ),
+    (
+        'defaults',
+        'a malformed `defaults:` value or `_override_` marker',
+    ),
+    (
+        'cycle',
+        '`defaults:` files include each other',
+    ),
+    (
+        'outside-root',
+        'a `defaults:` parent outside the allowed root',
+    ),
+    (
+        'too-deep',
+        '`defaults:` nested too deeply or too many files',
+    ),
+    (
+        'override',
+        'a malformed or inapplicable command-line override',
+    ),
+    (
+        'interpolation',
+        ('a `${...}` that does not resolve; or resolving would build over 8 MiB of '
+         'text, evaluate over 20,000 references and resolver calls (nested ones count; '
+         'each `${oc.select:...}` is evaluated once per resolution, so a chain of '
+         'selects costs one evaluation a link), or take over 10 s'),
+    ),
+)
