@@ -178,6 +178,33 @@ PROBLEMS: Rows = (
         'write `package.module.ClassName`',
     ),
     (
+        'tree',
+        ('(a resolution, not a problem) another NeMo-RL tree\'s switches chose the '
+         "section's class (see [which NeMo-RL is checked](#which-nemo-rl-is-checked))"),
+        "nothing; the table says which class that tree starts",
+    ),
+    (
+        'tree.switch',
+        ('against another tree: a switch it chooses its worker by (`megatron_cfg.enabled`, '
+         '`dtensor_cfg._v2`, `async_engine`, ...) is set to something other than true or '
+         'false'),
+        'set it to `true` or `false`',
+    ),
+    (
+        'tree.no-worker',
+        ("against another tree: under the section's switches its driver starts no worker "
+         '(the message lists what it starts, and when), e.g. TRT-LLM with '
+         '`async_engine: false`'),
+        'set the switches to a combination the tree has',
+    ),
+    (
+        'tree.undecided',
+        ("against another tree: its source does not decide the section's class (a switch "
+         'left out that it reads with no default, a backend it has no driver for, two '
+         'classes under the same switches); never a pass'),
+        'set the switch, or check against another tree (`--nemo-rl`, `--reference`)',
+    ),
+    (
         'cluster',
         ('the `cluster:` section cannot give a world size: `gpus_per_node` or '
          '`num_nodes` is not a positive integer, or non-colocated generation leaves no '
@@ -426,6 +453,15 @@ STATIC: Rows = (
         ('the checker cannot take the class from its module (a name that is not a class '
          'there)'),
     ),
+    (
+        'undecided',
+        ('the checker takes the class (or a class it inherits from), the Protocol or '
+         "`--base` as unknown (`Any`): its module is not on the path here (a fork's "
+         'worker, a package not installed), or it is one the checker does not follow. '
+         'Under `Any` every member and every base would pass, so the verdict is '
+         'undecided, never a pass (exit 1); the line names the name that cannot be '
+         'resolved and why'),
+    ),
 )
 
 AUDIT: Rows = (
@@ -518,7 +554,9 @@ FORMATS: Rows = (
     ),
     (
         'undecided',
-        '`audit`: a call the source cannot decide (never passed: exit 1)',
+        ('`audit`: a call the source cannot decide; `--static`: a class, Protocol or '
+         '`--base` the checker takes as unknown ([static findings](#static-findings)); '
+         'never passed: exit 1'),
     ),
     (
         'unresolved',
@@ -586,9 +624,10 @@ LOAD: Rows = (
     ),
     (
         'interpolation',
-        ('a `${...}` that does not resolve; or resolving would build over 8 MiB of '
-         'text, evaluate over 20,000 references and resolver calls (nested ones count; '
-         'each `${oc.select:...}` is evaluated once per resolution, so a chain of '
-         'selects costs one evaluation a link), or take over 10 s'),
+        ('a `${...}` that does not resolve (for `check`, an unset `${oc.env:...}` only '
+         'where a value the rules read needs it); or resolving would build over 8 MiB '
+         'of text, evaluate over 20,000 references and resolver calls (nested ones '
+         'count; each `${oc.select:...}` is evaluated once per resolution, so a chain '
+         'of selects costs one evaluation a link), or take over 10 s'),
     ),
 )
