@@ -33,7 +33,8 @@ from nemo_rl_workers.checks.audit.knowledge import (
     SWITCHES,
     driver_side,
 )
-from nemo_rl_workers.reading.checkout import Checkout, git_commit, vllm_pin
+from nemo_rl_workers.reading.checkout import Checkout, vllm_pin
+from nemo_rl_workers.reading.git_head import head_commit
 from nemo_rl_workers.reading.source import Function, SourceTree, read_tree
 
 NEW_SCHEMA = "automodel_cfg"
@@ -183,7 +184,7 @@ def _tree_revision(root: Path, how: str, name: str) -> Revision:
         # A tree the source model cannot take whole: everything it would decide is
         # undecided, with the reason, and the rest of each config is still checked.
         return Revision(
-            name=name, root=str(root), how=how, commit=git_commit(root), schema="undecided",
+            name=name, root=str(root), how=how, commit=head_commit(root), schema="undecided",
             has_v2=False, extension_field="not read", rows=(), environments={}, defaults={},
             vllm_pin=vllm_pin(root), undecided=(
                 f"the tree's source could not be modelled: {type(err).__name__}: {err}",))
@@ -236,7 +237,7 @@ def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
         calls.setdefault(dispatch.owner, []).append(dispatch.method)
     driver_modules = {d.fqn.rpartition(".")[0] for d in side.drivers.values()}
     return Revision(
-        name=name or str(root), root=str(root), how=how, commit=git_commit(root), schema=schema,
+        name=name or str(root), root=str(root), how=how, commit=head_commit(root), schema=schema,
         has_v2=has_v2, extension_field=_extension_field(tree, driver_modules),
         rows=tuple(rows), environments={k: _env_name(v) for k, v in side.environments.items()},
         defaults=_defaults(tree, driver_modules, switches), vllm_pin=vllm_pin(root),

@@ -4,7 +4,7 @@ In order: the folder given as `--nemo-rl`; else the checkout holding the config 
 checked (walking up from the config's folder to one that holds a `nemo_rl` package);
 else the `nemo_rl` package the current environment would import (found by the import
 system's finders, never executed); else none, and the caller judges against the
-reference. A tree's git commit is read from its `.git` files (no `git` process).
+reference. (A tree's git commit: `git_head.head_commit`.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 
 PACKAGE = "nemo_rl"
 MAX_WALK_UP = 64  # folders above a config; a deeper path is not a checkout layout
-_HEX = re.compile(r"[0-9a-f]{40}")
 _VLLM_PIN = re.compile(r"^\s*vllm\s*==\s*([0-9][0-9A-Za-z.+-]*)")
 
 
@@ -127,53 +126,6 @@ def find_checkout(given: str | None, configs: Sequence[str] = (),
         if found is not None:
             return found
     return environment_checkout()
-
-
-def git_commit(root: Path) -> str | None:
-    """The commit checked out at `root` or a folder above it, from `.git` (HEAD, a loose
-    ref, or packed-refs); None where there is none or it cannot be read."""
-    folder = root
-    for _ in range(MAX_WALK_UP):
-        dot_git = folder / ".git"
-        try:
-            if dot_git.is_file():  # a worktree or submodule: "gitdir: PATH"
-                text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-                if text.startswith("gitdir:"):
-                    dot_git = (folder / text.partition(":")[2].strip()).resolve()
-            if dot_git.is_dir():
-                return _head_commit(dot_git)
-        except OSError:
-            return None
-        if folder.parent == folder:
-            return None
-        folder = folder.parent
-    return None
-
-
-def _head_commit(git_dir: Path) -> str | None:
-    head = (git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    if _HEX.fullmatch(head):
-        return head
-    if not head.startswith("ref:"):
-        return None
-    ref = head.partition(":")[2].strip()
-    # A worktree keeps its HEAD in its own folder and its refs in the common one.
-    common = git_dir
-    common_file = git_dir / "commondir"
-    if common_file.is_file():
-        common = (git_dir / common_file.read_text(encoding="utf-8").strip()).resolve()
-    for base in (git_dir, common):
-        loose = base / ref
-        if loose.is_file():
-            value = loose.read_text(encoding="utf-8", errors="replace").strip()
-            return value if _HEX.fullmatch(value) else None
-    packed = common / "packed-refs"
-    if packed.is_file():
-        for line in packed.read_text(encoding="utf-8", errors="replace").splitlines():
-            value, _, name = line.partition(" ")
-            if name.strip() == ref and _HEX.fullmatch(value):
-                return value
-    return None
 
 
 def vllm_pin(root: Path) -> str | None:

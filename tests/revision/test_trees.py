@@ -17,7 +17,6 @@ from nemo_rl_workers.reading.checkout import (
     UnusableCheckout,
     config_checkout,
     find_checkout,
-    git_commit,
     given_checkout,
     vllm_pin,
 )
@@ -274,19 +273,8 @@ def test_a_tree_whose_driver_does_not_parse_is_still_judged(tmp_path: Path) -> N
     assert _workers(report)["policy"] == f"{POLICY}.dtensor.DTensorPolicyWorker"
 
 
-def test_git_commit_and_vllm_pin_are_read_from_files(tmp_path: Path) -> None:
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    git = tmp_path / ".git"
-    (git / "refs" / "heads").mkdir(parents=True)
-    (git / "HEAD").write_text("ref: refs/heads/main\n")
-    (git / "refs" / "heads" / "main").write_text(commit + "\n")
-    assert git_commit(tmp_path / "no" / "such" / "folder") == commit  # found above it
-    assert git_commit(tmp_path) == commit
-    (git / "refs" / "heads" / "main").unlink()
-    (git / "packed-refs").write_text(f"# pack-refs\n{commit} refs/heads/main\n")
-    assert git_commit(tmp_path) == commit
-    (git / "HEAD").write_text("f" * 40 + "\n")
-    assert git_commit(tmp_path) == "f" * 40
+def test_the_vllm_pin_is_read_from_pyproject(tmp_path: Path) -> None:
+    """(The commit is read as `audit --emit-protocols` reads it: tests/audit_ext.)"""
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\nversion = "0"\n[project.optional-dependencies]\n'
         'vllm = ["vllm==0.10.0", "flashinfer"]\n')
