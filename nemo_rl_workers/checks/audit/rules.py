@@ -72,16 +72,16 @@ class Undecided:
     reason: str
 
 
-def _stub_counts(owner: ClassInfo, function: Function, resolver: Resolver) -> bool:
-    """`raise NotImplementedError` always; `pass`/`...`/a docstring only when abstract
-    (`@abstractmethod`, or in an ABC/Protocol/`...Interface` class). A `pass` in a
-    concrete base is a deliberate default no-op, which cannot fail."""
+def _stub_counts(owner: ClassInfo, function: Function) -> bool:
+    """A stub is `raise NotImplementedError`, or a `pass`/`...`/docstring-only body that
+    is a declaration: an `@abstractmethod`, or a method of a Protocol class itself. Such a
+    body in any other class is a deliberate no-op, whatever its ancestors (an ABC base, an
+    interface): calling it cannot fail."""
     if function.stub is None:
         return False
     if function.stub == "raise NotImplementedError" or function.is_abstract:
         return True
-    bases = {b.rsplit(".", 1)[-1] for c in resolver.mro(owner).classes for b in c.bases}
-    return owner.name.endswith("Interface") or bool(bases & {"ABC", "Protocol"})
+    return any(b.rsplit(".", 1)[-1].split("[")[0] == "Protocol" for b in owner.bases)
 
 
 def check(
@@ -140,7 +140,7 @@ def _judge(
         )], []
     function, owner = located
     out: list[Finding] = []
-    if _stub_counts(owner, function, resolver):
+    if _stub_counts(owner, function):
         out.append(finding(
             "stub-body", function.where,
             f"{dispatch.function} calls {dispatch.method!r} on {choice.fqn}, where it is only a "
