@@ -165,6 +165,17 @@ def test_audit_cache_sees_a_change_in_the_stubs(
     assert after != before and len(audits) == 3
 
 
+def test_audit_cache_keys_on_the_audits_own_code() -> None:
+    """An upgrade of the tool is a new entry: the key covers the rules and the reader."""
+    from nemo_rl_workers.commands.audit_cache import own_files
+
+    package = Path(audit_run.__file__).resolve().parents[2]
+    names = {str(f.relative_to(package)) for f in own_files()}
+    assert {"checks/audit/rules.py", "checks/audit/drivers.py", "reading/source/build.py",
+            "findings/audit_report.py", "commands/audit.py", "errors.py"} <= names
+    assert all(f.is_file() for f in own_files())
+
+
 def test_audit_bad_cache_dir_is_one_line(tree: Path) -> None:
     (tree / "file").write_text("x", encoding="utf-8")
     code, out, err = run("audit", "--nemo-rl", str(tree), "--cache-dir", str(tree / "file"))
