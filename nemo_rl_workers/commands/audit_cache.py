@@ -89,7 +89,8 @@ def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """`nemo-rl-workers audit ...`, from the cache when it validly holds the answer."""
     from nemo_rl_workers.commands.audit import run_audit
 
-    if getattr(args, "no_cache", False) or args.write_baseline:
+    if getattr(args, "no_cache", False) or args.write_baseline or getattr(
+            args, "prune_baseline", False):  # what writes a file runs every time
         return run_audit(args, out, err)
     key = audit_key(args, out)
     if key is None:  # the tree cannot be read: the audit says why, nothing is stored

@@ -180,9 +180,12 @@ def audit_results(report: AuditReport, checkout: str) -> Results:
     for f in report.findings:
         file, line = _file_line(f.call, checkout)
         owner = f.driver.split(".")[0]
-        case_of(owner, f.worker).findings.append(Finding(
-            f.rule, "error" if f.severity == "error" else "warning",
-            f"{f.message} [definition: {f.definition}]", file, line))
+        # One cause, in the case of every class it affects (a JUnit case per pair);
+        # the annotation writers show it once (`Results.annotations`).
+        shown = Finding(f.rule, "error" if f.severity == "error" else "warning",
+                        f"{f.message} [definition: {f.definition}]", file, line)
+        for worker in f.classes:
+            case_of(owner, worker).findings.append(shown)
     for u in report.undecided:
         file, line = _file_line(u.call, checkout)
         case_of(u.driver.split(".")[0], u.worker).findings.append(Finding(

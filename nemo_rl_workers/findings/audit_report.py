@@ -20,8 +20,8 @@ def report_json(report: AuditReport) -> dict[str, Any]:
         "root": report.root,
         "findings": [
             {"rule": f.rule, "severity": f.severity, "driver": f.driver, "method": f.method,
-             "worker": f.worker, "call": f.call, "definition": f.definition,
-             "condition": f.condition, "message": f.message}
+             "worker": f.worker, "workers": list(f.classes), "call": f.call,
+             "definition": f.definition, "condition": f.condition, "message": f.message}
             for f in report.findings
         ],
         "call_sites": {
@@ -53,6 +53,8 @@ def report_json(report: AuditReport) -> dict[str, Any]:
         ],
         "problems": [str(p) for p in report.problems],
         "baseline_suppressed": report.suppressed,
+        "baseline_stale": [dict(zip(("rule", "driver", "method", "worker"), key, strict=True))
+                           for key in report.stale],
         **(section_json(report.extensions) if report.extensions is not None else {}),
     }
 
@@ -72,6 +74,10 @@ def render_text(report: AuditReport, *, color: bool) -> list[str]:
     for d in report.undecided:
         lines.append(one_line(
             f"{d.call}: undecided: {d.driver} calls {d.method!r} on {d.worker}: {d.reason}"))
+    for rule, driver, method, worker in report.stale:
+        lines.append(one_line(
+            f"stale baseline entry: {rule} {driver} {method!r} {worker}: no finding matches "
+            "it any more"))
     if report.extensions is not None:
         lines.extend(section_lines(report.extensions))
     counts = (f"{len(report.drivers)} drivers, {len(report.workers)} worker classes, "
@@ -84,5 +90,7 @@ def render_text(report: AuditReport, *, color: bool) -> list[str]:
         verdict = style.green("no findings")
     if report.suppressed:
         verdict += f" ({report.suppressed} more in the baseline)"
+    if report.stale:
+        verdict += f"; {len(report.stale)} stale baseline entries"
     lines.append(f"audit: {counts}: " + verdict)
     return lines

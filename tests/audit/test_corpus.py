@@ -75,10 +75,24 @@ def report() -> AuditReport:
 def test_the_corpus_findings_are_exactly_the_verified_ones(report: AuditReport) -> None:
     found: dict[tuple[str, str, str], set[str]] = {}
     for f in report.findings:
-        found.setdefault((f.rule, f.driver, f.method), set()).add(f.worker.rsplit(".", 1)[-1])
+        found.setdefault((f.rule, f.driver, f.method), set()).update(
+            w.rsplit(".", 1)[-1] for w in f.classes)
     assert found == EXPECTED
-    assert len(report.findings) == sum(map(len, EXPECTED.values()))
+    assert len(report.per_class) == sum(map(len, EXPECTED.values()))
     assert report.problems == []
+
+
+def test_each_cause_is_one_finding_listing_its_classes(report: AuditReport) -> None:
+    """A gap the quantized variants inherit is one line: same call, method and the class
+    where the method is missing (the MRO's end) or the stub is."""
+    causes = {(f.rule, f.call, f.method, f.definition) for f in report.per_class}
+    assert len(report.findings) == len(causes) == 21
+    load = next(f for f in report.findings if f.method == "load_model")
+    assert [w.rsplit(".", 1)[-1] for w in load.workers] == [
+        "VllmQuantGenerationWorker", "VllmGenerationWorker"]
+    assert "VllmQuantGenerationWorker and " in load.message
+    assert set(load.keys) == {k for k in (f.key for f in report.per_class)
+                              if k[2] == "load_model"}
 
 
 def test_at_least_90_percent_of_dispatch_call_sites_resolve(report: AuditReport) -> None:
@@ -124,8 +138,12 @@ def test_a_keyword_typo_in_a_copy_of_the_corpus_is_found(report: AuditReport,
     policy.write_text(typo, encoding="utf-8")
     mutated = audit(copy)
     new = {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1])
-           for f in mutated.findings} - {
-        (f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in report.findings}
+           for f in mutated.per_class} - {
+        (f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in report.per_class}
     assert {(r, d, m) for r, d, m, _ in new} == {
         ("unknown-keyword", "Policy.get_topk_logits", "get_topk_logits")}
     assert len(new) == 6  # every policy worker the driver can start
+    # One cause per class where the parameter is rejected (three definitions), each
+    # listing its quantized variant.
+    lines = [f for f in mutated.findings if f.rule == "unknown-keyword"]
+    assert len(lines) == 3 and all(len(f.workers) == 2 for f in lines)

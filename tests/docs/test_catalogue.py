@@ -1,8 +1,9 @@
 """The guide's error catalogue covers every exception class and every Problem rule in the code.
 
 The code is scanned, not imported, so a new `class FooError(...)` or a new
-`rule="..."` anywhere under nemo_rl_workers/, runtime/nemo_rl/, contracts/ or research/ fails this test until the
-guide's catalogue has an entry for it; an entry whose name the code no longer has fails too.
+`rule="..."` anywhere under nemo_rl_workers/, runtime/nemo_rl/, contracts/ or research/
+fails this test until the guide's catalogue has an entry for it; an entry whose name the
+code no longer has fails too.
 """
 
 from __future__ import annotations

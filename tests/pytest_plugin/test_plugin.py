@@ -275,8 +275,8 @@ def test_audited_trees_are_items_with_their_baseline(pytester: pytest.Pytester) 
         "nemo-rl-workers-audit[adopted]": "passed",
     }
     assert ("nemo_rl/driver.py:16: error[missing-method]: Gen.go calls 'nope' on "
-            "nemo_rl.workers.SyncWorker, which has no such method (its MRO ends at Base) when "
-            "async_engine=false [definition: nemo_rl/workers.py:5]") in result.outlines
+            "nemo_rl.workers.AsyncWorker and nemo_rl.workers.SyncWorker, which has no such "
+            "method (its MRO ends at Base) [definition: nemo_rl/workers.py:5]") in result.outlines
 
 
 def run_cli(*argv: str) -> int:

@@ -16,7 +16,7 @@ from nemo_rl_workers.checks.audit.drivers import (
     WorkerChoice,
 )
 from nemo_rl_workers.checks.audit.knowledge import driver_side
-from nemo_rl_workers.checks.audit.rules import Finding, Undecided, check
+from nemo_rl_workers.checks.audit.rules import Finding, Undecided, check, group_causes
 from nemo_rl_workers.reading.source import (
     ImportRoots,
     Resolver,
@@ -47,7 +47,9 @@ class WorkerClass:
 @dataclass
 class AuditReport:
     root: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # one per cause
+    # The same findings, one per (cause, class): what a baseline records and matches.
+    per_class: list[Finding] = field(default_factory=list)
     undecided: list[Undecided] = field(default_factory=list)
     sites: int = 0
     unresolved: list[Unresolved] = field(default_factory=list)
@@ -57,12 +59,23 @@ class AuditReport:
     workers: list[WorkerClass] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
-    suppressed: int = 0  # findings the baseline already records
+    suppressed: int = 0  # causes the baseline already records (every class of them)
+    # Baseline entries no finding matches any more (rule, driver, method, worker).
+    stale: list[tuple[str, str, str, str]] = field(default_factory=list)
     extensions: ExtensionSection | None = None  # the extension side, when it ran
 
     @property
     def resolved(self) -> int:
         return self.sites - len({u.call for u in self.unresolved})
+
+    def apply_baseline(self, known: set[tuple[str, str, str, str]]) -> None:
+        """Report only what `known` does not record: a cause keeps the classes the
+        baseline lacks; entries that match nothing are `stale`."""
+        current = {f.key for f in self.per_class}
+        self.stale = sorted(known - current)
+        kept = [f for f in self.per_class if f.key not in known]
+        self.suppressed = sum(set(f.keys) <= known for f in self.findings)
+        self.findings = group_causes(kept)
 
 
 @dataclass(frozen=True)
@@ -173,10 +186,11 @@ def audit(
         return f"{_relative(file, root)}:{line}" if file else _relative(where, root)
 
     report = AuditReport(str(path))
-    report.findings = sorted(
+    report.per_class = sorted(
         (Finding(f.rule, f.severity, f.driver, f.method, f.worker, rel(f.call),
                  rel(f.definition), f.message, f.condition) for f in findings),
         key=lambda f: (_order(f.call), f.worker, f.rule))
+    report.findings = group_causes(report.per_class)
     report.undecided = [Undecided(u.driver, u.method, u.worker, rel(u.call), u.reason)
                         for u in undecided]
     report.sites = side.sites
