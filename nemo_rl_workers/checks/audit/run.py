@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.extensions import ExtensionSection
 
 PACKAGE = "nemo_rl"
+ENTRY_SCRIPTS = "examples"  # the checkout's folder of entry scripts, read beside the package
 
 
 class UnusableTree(ValueError):
@@ -161,7 +162,9 @@ def audit(
     # Import roots other than the checkout are read like stub roots: every module under
     # each, named from that root, in the same one-pass model. The extension side needs
     # every module modelled (it looks for what generation workers hand vLLM anywhere).
-    tree = read_tree(root, packages=[PACKAGE],
+    # Entry scripts (`examples/**/*.py`) start actors and call them by name too.
+    scripts = [ENTRY_SCRIPTS] if (root / ENTRY_SCRIPTS).is_dir() else []
+    tree = read_tree(root, packages=[PACKAGE, *scripts],
                      stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)],
                      eager=driver_side if extend is None else _extension_side)
     resolver = Resolver(tree)
