@@ -473,9 +473,9 @@ class DriverReader:
         sources: list[ast.expr] = [a.value for a in function.assignments.get(node.id, [])]
         sources += self._loop_sources(function).get(node.id, [])
         for source in sources:
-            found = self._handle_source(source, call, depth + 1, function)
-            if found is not None:
-                return found
+            handle = self._handle_source(source, call, depth + 1, function)
+            if handle is not None:
+                return handle
         return None
 
     def _helper_of(self, node: ast.Call, call: CallSite) -> Function | None:
