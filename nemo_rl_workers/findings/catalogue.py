@@ -198,6 +198,13 @@ RULES: dict[str, tuple[str, str]] = {
                           "audit-findings"),
     "stream-mismatch": ("the driver and the worker disagree on a streamed (generator) call",
                         "audit-findings"),
+    "base-call-unknown-keyword": ("a base class calls self.m(..., k=...) and a subclass's "
+                                  "override of m has no parameter k", "audit-findings"),
+    "base-call-missing-argument": ("a base class calls self.m(...) without an argument the "
+                                   "subclass's override of m requires", "audit-findings"),
+    "base-call-too-many-positional": ("a base class calls self.m(...) with more positional "
+                                      "arguments than the subclass's override of m takes",
+                                      "audit-findings"),
     "undecided": ("the source cannot tell whether the worker serves the call (a base outside "
                   "the tree and the stubs)", "audit-findings"),
     "unresolved": ("a dispatch call whose method name or workers the source cannot tell",

@@ -147,3 +147,33 @@ def test_a_keyword_typo_in_a_copy_of_the_corpus_is_found(report: AuditReport,
     # listing its quantized variant.
     lines = [f for f in mutated.findings if f.rule == "unknown-keyword"]
     assert len(lines) == 3 and all(len(f.workers) == 2 for f in lines)
+
+
+def _copy(tmp_path: Path) -> Path:
+    import shutil
+
+    copy = tmp_path / "nemo-rl"
+    shutil.copytree(CORPUS / "nemo_rl", copy / "nemo_rl", symlinks=True)
+    return copy
+
+
+def _new(report: AuditReport, mutated: AuditReport) -> set[tuple[str, str, str, str]]:
+    def of(r: AuditReport) -> set[tuple[str, str, str, str]]:
+        return {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in r.per_class}
+    return of(mutated) - of(report)
+
+
+def test_a_super_target_removed_in_a_copy_of_the_corpus_is_found(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """The base `maybe_init_zmq` renamed: the ModelOpt extension's super() call is found
+    (an in-tree subclass of the class the tree hands vLLM), and nothing else."""
+    copy = _copy(tmp_path)
+    backend = copy / "nemo_rl" / "models" / "generation" / "vllm" / "vllm_backend.py"
+    text = backend.read_text(encoding="utf-8")
+    renamed = text.replace("    def maybe_init_zmq(self)", "    def maybe_init_zmq_gone(self)", 1)
+    assert renamed != text
+    backend.write_text(renamed, encoding="utf-8")
+    assert _new(report, audit(copy)) == {(
+        "extension-missing-method", "VllmQuantInternalWorkerExtension.maybe_init_zmq",
+        "maybe_init_zmq", "VllmQuantInternalWorkerExtension")}

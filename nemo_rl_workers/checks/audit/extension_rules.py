@@ -90,6 +90,25 @@ def _transparent(function: Function) -> bool:
     return all(d.split("(")[0] in TRANSPARENT_DECORATORS for d in function.decorators)
 
 
+def self_nodes(function: Function) -> list[ast.AST]:
+    """The nodes of a method's body where `self` is the method's own: nested functions
+    and lambdas that take a parameter `self` (a patched method), and nested classes,
+    are left out."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(function.node.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, ast.ClassDef):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            if any(a.arg == "self" for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+                continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def find_role(
     resolver: Resolver, info: ClassInfo, workers: Sequence[RoleWorker]
 ) -> tuple[RoleWorker | None, list[RoleWorker]]:
@@ -216,7 +235,7 @@ class _Calls:
 
     def body_calls(self, cls: ClassInfo, function: Function) -> None:
         index = self.mro.index(cls)
-        for node in ast.walk(function.node):
+        for node in self_nodes(function):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             receiver = node.func.value

@@ -22,6 +22,8 @@ RuleName: TypeAlias = Literal[
     "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
     "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
     "vllm-extension-clash", "collective-rpc-missing",
+    # The tree's own subclasses (audit.subclasses): overrides against their bases' calls.
+    "base-call-unknown-keyword", "base-call-missing-argument", "base-call-too-many-positional",
 ]
 
 RULES: Final[dict[RuleName, Severity]] = {
@@ -38,6 +40,9 @@ RULES: Final[dict[RuleName, Severity]] = {
     "override-missing-argument": "error",
     "vllm-extension-clash": "error",
     "collective-rpc-missing": "error",
+    "base-call-unknown-keyword": "error",
+    "base-call-missing-argument": "error",
+    "base-call-too-many-positional": "error",
 }
 """Every rule and its severity (the guide's "Audit findings" table lists each)."""
 

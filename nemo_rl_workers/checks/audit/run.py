@@ -17,6 +17,8 @@ from nemo_rl_workers.checks.audit.drivers import (
 )
 from nemo_rl_workers.checks.audit.knowledge import driver_side
 from nemo_rl_workers.checks.audit.rules import Finding, Undecided, check, group_causes
+from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
+from nemo_rl_workers.checks.audit.vllm_extensions import EXTENSION_KEY, named_classes
 from nemo_rl_workers.reading.source import (
     ImportRoots,
     Resolver,
@@ -147,6 +149,16 @@ def _order(where: str) -> tuple[str, int]:
     return (file, int(line)) if line.isdigit() else (where, 0)
 
 
+def _tree_subclasses(tree: SourceTree, resolver: Resolver, side: DriverSide) -> list[Finding]:
+    """The tree's own subclasses of its workers and of what it hands vLLM, judged as
+    extensions (see `subclasses`)."""
+    workers = {c.fqn for d in side.drivers.values() for c in d.choices}
+    model_mentioning(tree, [*(w.rsplit(".", 1)[-1] for w in workers), EXTENSION_KEY])
+    handed = {n.fqn for n in named_classes(tree, EXTENSION_KEY, [])}
+    model_mentioning(tree, [h.rsplit(".", 1)[-1] for h in handed])
+    return audit_subclasses(tree, resolver, workers | handed)
+
+
 def audit(
     path: Path,
     *,
@@ -174,6 +186,7 @@ def audit(
     owners |= {d.owner for d in side.dispatches}
     choices = {name: reader.choices_of(name) for name in owners}
     findings, undecided = check(tree, resolver, side.dispatches, choices)
+    findings.extend(_tree_subclasses(tree, resolver, side))
     if paths:
         # A script under --path calls the workers of the extension it selects: its calls
         # are judged against that extension (the extension side), not the defaults.
