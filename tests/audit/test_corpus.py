@@ -177,3 +177,24 @@ def test_a_super_target_removed_in_a_copy_of_the_corpus_is_found(
     assert _new(report, audit(copy)) == {(
         "extension-missing-method", "VllmQuantInternalWorkerExtension.maybe_init_zmq",
         "maybe_init_zmq", "VllmQuantInternalWorkerExtension")}
+
+
+def test_a_keyword_sent_through_the_generation_interface_in_a_copy_of_the_corpus(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """`refit_timeout_s=` added to GRPO's `policy_generation.update_weights_from_collective()`:
+    every generation backend lacks it at 7ea279a (each `def update_weights_from_collective(self)`;
+    Policy and TQPolicy inherit GenerationInterface's), except SGLang's, which the function
+    refuses just above (`if isinstance(policy_generation, SGLangGeneration): raise`)."""
+    copy = _copy(tmp_path)
+    grpo = copy / "nemo_rl" / "algorithms" / "grpo.py"
+    text = grpo.read_text(encoding="utf-8")
+    sent = text.replace("policy_generation.update_weights_from_collective()",
+                        "policy_generation.update_weights_from_collective(refit_timeout_s=60)",
+                        1)
+    assert sent != text
+    grpo.write_text(sent, encoding="utf-8")
+    assert _new(report, audit(copy)) == {
+        ("unknown-keyword", "refit_policy_generation", "update_weights_from_collective", name)
+        for name in ("VllmGeneration", "MegatronGeneration", "TrtllmGeneration",
+                     "DynamoGeneration", "Policy", "TQPolicy")}

@@ -15,6 +15,11 @@ from nemo_rl_workers.checks.audit.drivers import (
     Unresolved,
     WorkerChoice,
 )
+from nemo_rl_workers.checks.audit.interfaces import (
+    check_interface_calls,
+    interface_calls,
+    interfaces_of,
+)
 from nemo_rl_workers.checks.audit.knowledge import driver_side
 from nemo_rl_workers.checks.audit.rules import Finding, Undecided, check, group_causes
 from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
@@ -159,6 +164,15 @@ def _tree_subclasses(tree: SourceTree, resolver: Resolver, side: DriverSide) -> 
     return audit_subclasses(tree, resolver, workers | handed)
 
 
+def _interface_side(tree: SourceTree, resolver: Resolver, side: DriverSide) -> list[Finding]:
+    """Calls on the interfaces the drivers implement, against every implementation (see
+    `interfaces`)."""
+    found = interfaces_of(tree, resolver, side.drivers)
+    model_mentioning(tree, [i.name for i in found.values()])
+    workers = {c.fqn for d in side.drivers.values() for c in d.choices}
+    return check_interface_calls(resolver, interface_calls(tree, resolver, side.drivers, workers))
+
+
 def audit(
     path: Path,
     *,
@@ -187,6 +201,7 @@ def audit(
     choices = {name: reader.choices_of(name) for name in owners}
     findings, undecided = check(tree, resolver, side.dispatches, choices)
     findings.extend(_tree_subclasses(tree, resolver, side))
+    findings.extend(_interface_side(tree, resolver, side))
     if paths:
         # A script under --path calls the workers of the extension it selects: its calls
         # are judged against that extension (the extension side), not the defaults.
