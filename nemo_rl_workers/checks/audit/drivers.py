@@ -289,7 +289,11 @@ class DriverReader:
                     continue
                 cls = self.tree.classes.get(driver.fqn)
                 found = self.values.strings(call.node.args[0], function, cls, lenient=True)
-                for value, cond, _ in found or ():
+                named = [(v, c) for v, c, _ in found or ()]
+                # Older trees pass the class object itself (directly, by a conditional,
+                # through a local).
+                named += self._class_values(call.node.args[0], function, call)
+                for value, cond in named:
                     if resolve_fqn(self.tree, value) is not None:
                         self._add_choice(driver, value, cond | condition_of(call.guards, function),
                                          call.where)
@@ -299,6 +303,41 @@ class DriverReader:
                 if created is not None and driver is not None:
                     self._add_choice(driver, created.fqn, condition_of(call.guards, function),
                                      call.where)
+
+    def _class_values(self, node: ast.expr, function: Function | None, call: CallSite,
+                      depth: int = 0) -> list[tuple[str, Condition]]:
+        """The tree classes an expression names as a class object, with the switches each
+        needs: `Cls`, `module.Cls`, `A if cond else B`, a local assigned one of them."""
+        if depth > MAX_DEPTH:
+            return []
+        if isinstance(node, ast.IfExp):
+            out: list[tuple[str, Condition]] = []
+            for branch, holds in ((node.body, True), (node.orelse, False)):
+                cond = frozenset(test_holds(node.test, holds, function))
+                out.extend((v, c | cond) for v, c in self._class_values(
+                    branch, function, call, depth + 1))
+            return out
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return []
+        module = self.tree.modules.get(call.module)
+        text = _text(node)
+        head = text.split(".")[0]
+        local = self._function_imports(call).get(head)
+        if local is not None or module is not None and (
+                head in module.imports or head in module.classes):
+            dotted = f"{local}{text[len(head):]}" if local is not None else resolve_local(
+                module, text) if module is not None else text
+            info = resolve_fqn(self.tree, dotted)
+            if info is not None:
+                return [(info.fqn, ALWAYS)]
+        if isinstance(node, ast.Name) and function is not None:
+            out = []
+            for assignment in function.assignments.get(node.id, []):
+                cond = condition_of(assignment.guards, function)
+                out.extend((v, c | cond) for v, c in self._class_values(
+                    assignment.value, function, call, depth + 1))
+            return out
+        return []
 
     def _actor_class(self, call: CallSite) -> ClassInfo | None:
         """The class of `Cls.remote(...)` / `Cls.options(...).remote(...)`, in the tree."""

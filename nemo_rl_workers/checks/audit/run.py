@@ -109,6 +109,16 @@ def stub_roots() -> list[Path]:
     return found
 
 
+def _package(folder: Path) -> bool:
+    """A folder Python imports as a package: with an `__init__.py`, or a namespace package
+    (older trees) holding Python modules at its top or one level down."""
+    if not folder.is_dir():
+        return False
+    if (folder / "__init__.py").is_file():
+        return True
+    return any(folder.glob("*.py")) or any(folder.glob("*/*.py"))
+
+
 def checkout_root(path: Path) -> Path:
     """The folder holding the `nemo_rl` package: PATH itself, or its parent when PATH
     is the package folder; UnusableTree when neither is."""
@@ -117,14 +127,14 @@ def checkout_root(path: Path) -> Path:
             raise UnusableTree(f"{path}: no such folder")
         if not path.is_dir():
             raise UnusableTree(f"{path}: is not a folder")
-        if (path / PACKAGE / "__init__.py").is_file():
+        if _package(path / PACKAGE):
             return path
-        if path.name == PACKAGE and (path / "__init__.py").is_file():
+        if path.name == PACKAGE and _package(path):
             return path.parent
     except OSError as err:
         raise UnusableTree(f"{path}: cannot be read: {err.strerror or err}") from err
     raise UnusableTree(
-        f"{path}: is not a NeMo-RL checkout (no {PACKAGE}/__init__.py in it); give the folder "
+        f"{path}: is not a NeMo-RL checkout (no {PACKAGE} package in it); give the folder "
         f"that holds the {PACKAGE} package"
     )
 
