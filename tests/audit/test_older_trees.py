@@ -48,7 +48,7 @@ class Gen:
 
 
 DIRECT = "        builder = RayWorkerBuilder(SyncWorker, cfg)"
-CONDITIONAL = '''        worker_cls = AsyncWorker if self.cfg["vllm_cfg"]["async_engine"] else SyncWorker
+CONDITIONAL = '''        worker_cls = AsyncWorker if cfg["vllm_cfg"]["async_engine"] else SyncWorker
         builder = RayWorkerBuilder(worker_cls, cfg)'''
 BRANCHES = '''        if self.cfg["vllm_cfg"]["async_engine"]:
             worker_cls = AsyncWorker
