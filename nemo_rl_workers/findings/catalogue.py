@@ -198,6 +198,8 @@ RULES: dict[str, tuple[str, str]] = {
                           "audit-findings"),
     "stream-mismatch": ("the driver and the worker disagree on a streamed (generator) call",
                         "audit-findings"),
+    "extension-subclasses-actor": ("an extension subclasses a @ray.remote-decorated class, "
+                                   "which Ray refuses to start", "audit-findings"),
     "base-call-unknown-keyword": ("a base class calls self.m(..., k=...) and a subclass's "
                                   "override of m has no parameter k", "audit-findings"),
     "base-call-missing-argument": ("a base class calls self.m(...) without an argument the "

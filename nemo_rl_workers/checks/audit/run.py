@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nemo_rl_workers.checks.audit.drivers import (
+    Dispatch,
     Driver,
     DriverReader,
     DriverSide,
@@ -174,6 +175,26 @@ def _tree_subclasses(tree: SourceTree, resolver: Resolver, side: DriverSide) -> 
     return audit_subclasses(tree, resolver, workers | handed)
 
 
+def _script_choices(
+    resolver: Resolver, choices: dict[str, tuple[Driver | None, list[WorkerChoice]]],
+    section: ExtensionSection | None, dispatch: Dispatch,
+) -> dict[str, tuple[Driver | None, list[WorkerChoice]]]:
+    """What a script's call reaches: for a role an extension on the command line stands
+    for, that extension; for any other, the driver's own workers. A method the extension
+    overrides itself is left to the extension side's override rules."""
+    audits = [a for a in (section.audits if section is not None else ())
+              if a.role == dispatch.owner and a.info is not None]
+    if not audits:
+        return choices
+    kept: list[WorkerChoice] = []
+    for item in audits:
+        assert item.info is not None
+        found = resolver.find_method(item.info, dispatch.method)
+        if found is None or found[1].fqn not in item.own:
+            kept.append(WorkerChoice(item.fqn, frozenset(), item.where))
+    return {**choices, dispatch.owner: (None, kept)}
+
+
 def _interface_side(tree: SourceTree, resolver: Resolver, side: DriverSide) -> list[Finding]:
     """Calls on the interfaces the drivers implement, against every implementation (see
     `interfaces`)."""
@@ -209,18 +230,24 @@ def audit(
     owners = {d.name for d in side.drivers.values()}
     owners |= {d.owner for d in side.dispatches}
     choices = {name: reader.choices_of(name) for name in owners}
-    findings, undecided = check(tree, resolver, side.dispatches, choices)
+    # A script under --path calls the workers of the extension it selects: its calls by
+    # name are judged against that extension, once the extension side has told each
+    # extension's role (below); the tree's own calls against the defaults.
+    roots = [str(Path(p).resolve()) for p in paths]
+    from_path = [d for d in side.dispatches if roots and _under(d.call, roots)]
+    findings, undecided = check(tree, resolver, [d for d in side.dispatches
+                                                 if d not in from_path], choices)
     findings.extend(_tree_subclasses(tree, resolver, side))
     findings.extend(_interface_side(tree, resolver, side))
-    if paths:
-        # A script under --path calls the workers of the extension it selects: its calls
-        # are judged against that extension (the extension side), not the defaults.
-        roots = [str(Path(p).resolve()) for p in paths]
-        findings = [f for f in findings if not _under(f.call, roots)]
     section: ExtensionSection | None = None
     if extend is not None:
         more, section = extend(AuditContext(root, tree, resolver, side, choices))
         findings = [*findings, *more]
+    for dispatch in from_path:
+        found, more_undecided = check(tree, resolver, [dispatch],
+                                      _script_choices(resolver, choices, section, dispatch))
+        findings.extend(found)
+        undecided.extend(more_undecided)
 
     def rel(where: str) -> str:
         file, _, line = where.rpartition(":")
