@@ -182,8 +182,10 @@ def audit_results(report: AuditReport, checkout: str) -> Results:
         owner = f.driver.split(".")[0]
         # One cause, in the case of every class it affects (a JUnit case per pair);
         # the annotation writers show it once (`Results.annotations`).
-        shown = Finding(f.rule, "error" if f.severity == "error" else "warning",
-                        f"{f.message} [definition: {f.definition}]", file, line)
+        why = f" (guarded at {f.guard})" if f.reach == "guarded" else (
+            " (latent: no caller in the tree)" if f.reach == "latent" else "")
+        shown = Finding(f.rule, f.severity, f"{f.message}{why} [definition: {f.definition}]",
+                        file, line)
         for worker in f.classes:
             case_of(owner, worker).findings.append(shown)
     for u in report.undecided:

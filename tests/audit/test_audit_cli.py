@@ -38,9 +38,13 @@ def run(argv: list[str], out: io.StringIO | None = None) -> tuple[int, str, str]
     return code, stdout.getvalue(), stderr.getvalue()
 
 
+# A caller in the tree: its findings are reachable (errors), not latent.
+CALLER = {"nemo_rl/algorithms.py": "def train(gen):\n    return gen.wake()\n"}
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    return write_tree(tmp_path / "checkout", driver_body=BODY, workers=WORKERS)
+    return write_tree(tmp_path / "checkout", driver_body=BODY, workers=WORKERS, extra=CALLER)
 
 
 def test_one_line_per_finding_and_exit_1(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -198,3 +198,35 @@ def test_a_keyword_sent_through_the_generation_interface_in_a_copy_of_the_corpus
         ("unknown-keyword", "refit_policy_generation", "update_weights_from_collective", name)
         for name in ("VllmGeneration", "MegatronGeneration", "TrtllmGeneration",
                      "DynamoGeneration", "Policy", "TQPolicy")}
+
+
+def test_findings_guarded_by_their_callers_are_guarded(report: AuditReport) -> None:
+    """Checked by hand: `Policy.score` is only called by the reward-model environment
+    (reward_model_environment.py:262), whose `__init__` asserts `dtensor_cfg.enabled`
+    (line 116) before building that Policy (line 170), and Policy refuses Megatron and
+    DTensor together (lm_policy.py:121); the IPC path is only called by xtoken
+    distillation, whose setup asserts DTensor v2 (line 251) before building the teacher
+    (line 388). PPO's `finish_inference` (ppo.py:1557) has no such guard."""
+    reach = {(f.driver, f.method): (f.reach, f.severity, f.guard) for f in report.findings}
+    assert reach[("Policy.score", "score")] == (
+        "guarded", "note", "nemo_rl/environments/reward_model_environment.py:116")
+    for method in ("get_full_logits_ipc", "release_ipc_buffer"):
+        assert reach[(f"Policy.{method}", method)] == (
+            "guarded", "note", "nemo_rl/algorithms/xtoken_off_policy_distillation.py:251")
+    assert reach[("Policy.finish_inference", "finish_inference")][:2] == (
+        "reachable", "error")
+    assert {f.reach for f in report.findings} <= {"reachable", "guarded", "latent"}
+
+
+def test_removing_the_guard_makes_the_guarded_finding_an_error(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    copy = _copy(tmp_path)
+    env = copy / "nemo_rl" / "environments" / "reward_model_environment.py"
+    text = env.read_text(encoding="utf-8")
+    unguarded = text.replace('        assert self.config["dtensor_cfg"]["enabled"], (',
+                             '        assert True, (', 1)
+    assert unguarded != text
+    env.write_text(unguarded, encoding="utf-8")
+    (score,) = [f for f in audit(copy).findings if f.method == "score"]
+    assert (score.reach, score.severity) == ("reachable", "error")

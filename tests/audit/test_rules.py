@@ -45,7 +45,7 @@ def test_a_method_no_selectable_worker_has_is_missing(tmp_path: Path) -> None:
     report = audited(tmp_path, workers=WORKERS, driver_body='''
         def go(self):
             return self.worker_group.run_all_workers_single_data("nope")
-    ''')
+    ''', extra={"nemo_rl/algorithms.py": "def train(gen):\n    return gen.go()\n"})
     assert keys(report) == {("missing-method", "Gen.go", "nope", "SyncWorker"),
                             ("missing-method", "Gen.go", "nope", "AsyncWorker")}
     (finding,) = report.findings  # one cause: both MROs end at Base

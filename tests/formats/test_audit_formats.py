@@ -23,6 +23,8 @@ CALLS_NOPE = '''
     def go(self):
         return self.worker_group.run_all_workers_single_data("nope")
 '''
+# A caller in the tree: the finding is reachable (an error), not latent.
+CALLER = {"nemo_rl/algorithms.py": "def train(gen):\n    return gen.go()\n"}
 MISSING = (
     "::error file=nemo_rl/driver.py,line=16,title=missing-method::Gen.go calls 'nope' on "
     "nemo_rl.workers.{w}, which has no such method (its MRO ends at {end}){when} "
@@ -40,7 +42,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("NO_COLOR", "1")
-    return write_tree(tmp_path, driver_body=CALLS_NOPE, workers=WORKERS)
+    return write_tree(tmp_path, driver_body=CALLS_NOPE, workers=WORKERS, extra=CALLER)
 
 
 def test_audit_github(tree: Path) -> None:

@@ -7,15 +7,15 @@ start under the dispatch's condition. Only what would fail at runtime is a findi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
 from nemo_rl_workers.checks.audit.conditions import conflicts, describe
 from nemo_rl_workers.checks.audit.drivers import Dispatch, Driver, WorkerChoice, restricted
 from nemo_rl_workers.reading.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn
 
-Severity: TypeAlias = Literal["error", "warning"]
+Severity: TypeAlias = Literal["error", "warning", "note"]  # note: guarded (audit.reach)
 RuleName: TypeAlias = Literal[
     "missing-method", "stub-body", "unknown-keyword", "required-not-sent", "stream-mismatch",
     # The extension side (audit.extension_rules, audit.vllm_extensions).
@@ -65,6 +65,11 @@ class Finding:
     # Every class this one cause affects (the quantized variants that inherit a gap),
     # sorted; `worker` is the first. Empty on a finding about one class only.
     workers: tuple[str, ...] = ()
+    # Whether a caller of the tree reaches it under switches that select the class
+    # ("reachable"), every caller excludes them ("guarded", by `guard`, file:line), or
+    # none calls it ("latent"); see audit.reach. "" where not classed (reachable).
+    reach: str = ""
+    guard: str = ""
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -115,7 +120,8 @@ def group_causes(findings: Iterable[Finding]) -> list[Finding]:
         # A sentence that names the class's own attribute ("Cls.attr") is about that class.
         alone = f.worker if _SLOT + "." in template else ""
         key: tuple[str, ...] = (f.rule, f.severity, f.driver, f.method, f.call, f.definition,
-                                template, "when" if conditional else "", alone)
+                                template, "when" if conditional else "", alone, f.reach,
+                                f.guard)
         groups.setdefault(key, []).append(f)
     out: list[Finding] = []
     for key, members in groups.items():
@@ -133,7 +139,8 @@ def group_causes(findings: Iterable[Finding]) -> list[Finding]:
         if conditional and condition:
             message += f" when {condition}"
         out.append(Finding(first.rule, first.severity, first.driver, first.method, workers[0],
-                           first.call, first.definition, message, condition, workers))
+                           first.call, first.definition, message, condition, workers,
+                           first.reach, first.guard))
     return out
 
 
@@ -170,9 +177,13 @@ def _stub_counts(owner: ClassInfo, function: Function) -> bool:
     return any(b.rsplit(".", 1)[-1].split("[")[0] == "Protocol" for b in owner.bases)
 
 
+Classify = Callable[[Dispatch, WorkerChoice, set[str]], tuple[str, str]]
+
+
 def check(
     tree: SourceTree, resolver: Resolver, dispatches: list[Dispatch],
     drivers: dict[str, tuple[Driver | None, list[WorkerChoice]]],
+    classify: Classify | None = None,
 ) -> tuple[list[Finding], list[Undecided]]:
     findings: list[Finding] = []
     undecided: list[Undecided] = []
@@ -196,6 +207,10 @@ def check(
             # When it fails: the call's switches and those that select this class.
             when = describe(condition | choice.condition)
             found, more = _judge(dispatch, choice, info, resolver, when)
+            if found and classify is not None:
+                reach, guard = classify(dispatch, choice,
+                                        driver.switches if driver is not None else set())
+                found = [replace(f, reach=reach, guard=guard) for f in found]
             findings.extend(found)
             undecided.extend(more)
     return findings, undecided

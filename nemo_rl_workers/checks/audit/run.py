@@ -22,7 +22,14 @@ from nemo_rl_workers.checks.audit.interfaces import (
     interfaces_of,
 )
 from nemo_rl_workers.checks.audit.knowledge import driver_side
-from nemo_rl_workers.checks.audit.rules import Finding, Undecided, check, group_causes
+from nemo_rl_workers.checks.audit.reach import Reachability
+from nemo_rl_workers.checks.audit.rules import (
+    Finding,
+    Severity,
+    Undecided,
+    check,
+    group_causes,
+)
 from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
 from nemo_rl_workers.checks.audit.vllm_extensions import EXTENSION_KEY, named_classes
 from nemo_rl_workers.reading.source import (
@@ -175,6 +182,16 @@ def _tree_subclasses(tree: SourceTree, resolver: Resolver, side: DriverSide) -> 
     return audit_subclasses(tree, resolver, workers | handed)
 
 
+def _severity(finding: Finding) -> Severity:
+    """A guarded finding is a note (no caller reaches it under its switches); a latent
+    one (no caller in the tree) at most a warning; a reachable one keeps its rule's."""
+    if finding.reach == "guarded":
+        return "note"
+    if finding.reach == "latent":
+        return "warning"
+    return finding.severity
+
+
 def _script_choices(
     resolver: Resolver, choices: dict[str, tuple[Driver | None, list[WorkerChoice]]],
     section: ExtensionSection | None, dispatch: Dispatch,
@@ -234,9 +251,13 @@ def audit(
     # name are judged against that extension, once the extension side has told each
     # extension's role (below); the tree's own calls against the defaults.
     roots = [str(Path(p).resolve()) for p in paths]
+    # Callers of the drivers (algorithms, environments, entry scripts) name them: model
+    # those modules before the calls are indexed for reachability.
+    model_mentioning(tree, [d.name for d in side.drivers.values()])
     from_path = [d for d in side.dispatches if roots and _under(d.call, roots)]
     findings, undecided = check(tree, resolver, [d for d in side.dispatches
-                                                 if d not in from_path], choices)
+                                                 if d not in from_path], choices,
+                                Reachability(tree, side).classify)
     findings.extend(_tree_subclasses(tree, resolver, side))
     findings.extend(_interface_side(tree, resolver, side))
     section: ExtensionSection | None = None
@@ -255,8 +276,9 @@ def audit(
 
     report = AuditReport(str(path))
     report.per_class = sorted(
-        (Finding(f.rule, f.severity, f.driver, f.method, f.worker, rel(f.call),
-                 rel(f.definition), f.message, f.condition) for f in findings),
+        (Finding(f.rule, _severity(f), f.driver, f.method, f.worker, rel(f.call),
+                 rel(f.definition), f.message, f.condition, (), f.reach or "reachable",
+                 rel(f.guard) if f.guard else "") for f in findings),
         key=lambda f: (_order(f.call), f.worker, f.rule))
     report.findings = group_causes(report.per_class)
     report.undecided = [Undecided(u.driver, u.method, u.worker, rel(u.call), u.reason)
