@@ -230,3 +230,23 @@ def test_removing_the_guard_makes_the_guarded_finding_an_error(
     env.write_text(unguarded, encoding="utf-8")
     (score,) = [f for f in audit(copy).findings if f.method == "score"]
     assert (score.reach, score.severity) == ("reachable", "error")
+
+
+def test_a_worker_method_renamed_in_a_copy_of_the_corpus_is_one_cause(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """Megatron's `get_topk_logits` renamed: `Policy.get_topk_logits` (lm_policy.py:672)
+    now reaches only PolicyInterface's `@abstractmethod` (interfaces.py:89, a `pass` body)
+    on the Megatron worker and its quantized variant: a stub, one cause."""
+    copy = _copy(tmp_path)
+    worker = copy / "nemo_rl" / "models" / "policy" / "workers" / "megatron_policy_worker.py"
+    text = worker.read_text(encoding="utf-8")
+    renamed = text.replace("    def get_topk_logits(", "    def get_top_k_logits(", 1)
+    assert renamed != text
+    worker.write_text(renamed, encoding="utf-8")
+    mutated = audit(copy)
+    assert _new(report, mutated) == {
+        ("stub-body", "Policy.get_topk_logits", "get_topk_logits", name)
+        for name in ("MegatronPolicyWorker", "MegatronQuantPolicyWorker")}
+    (cause,) = [f for f in mutated.findings if f.method == "get_topk_logits"]
+    assert len(cause.workers) == 2

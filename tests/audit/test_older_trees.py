@@ -132,3 +132,17 @@ def test_a_method_renamed_on_the_worker_side_of_the_older_corpus(
     new = keys(audit(copy)) - OLD_EXPECTED
     assert new == {("missing-method", "Policy.get_logprobs", "get_logprobs",
                     "DTensorPolicyWorkerV2")}
+
+
+def test_a_keyword_added_to_a_call_of_the_older_corpus(old: AuditReport, tmp_path: Path) -> None:
+    copy = tmp_path / "old"
+    shutil.copytree(OLD / "nemo_rl", copy / "nemo_rl", symlinks=True)
+    policy = copy / "nemo_rl" / "models" / "policy" / "lm_policy.py"
+    text = policy.read_text(encoding="utf-8")
+    sent = text.replace('"get_logprobs",\n', '"get_logprobs",\n            topk=3,\n', 1)
+    assert sent != text
+    policy.write_text(sent, encoding="utf-8")
+    new = keys(audit(copy)) - OLD_EXPECTED
+    assert new == {("unknown-keyword", "Policy.get_logprobs", "get_logprobs", name)
+                   for name in ("DTensorPolicyWorker", "DTensorPolicyWorkerV2",
+                                "MegatronPolicyWorker")}
