@@ -16,6 +16,7 @@ is passed over here, as the extension side lists it as unknown.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from nemo_rl_workers.checks.audit.extension_rules import (
@@ -38,9 +39,12 @@ from nemo_rl_workers.reading.source import (
 def model_mentioning(tree: SourceTree, names: Iterable[str]) -> None:
     """Model every pending module whose text names one of these classes (a subclass
     must import or name its base)."""
-    wanted = {n for n in names if n}
-    for module in [m for m, (_, text) in tree.pending.items()
-                   if any(name in text for name in wanted)]:
+    wanted = sorted({n for n in names if n})
+    if not wanted:
+        return
+    # As a word: `Value` names the driver, `ValueError` does not.
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, wanted)) + r")\b")
+    for module in [m for m, (_, text) in tree.pending.items() if pattern.search(text)]:
         tree.module(module)
 
 
