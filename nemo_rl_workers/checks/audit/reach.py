@@ -51,6 +51,7 @@ class Reachability:
     _calls_by_name: dict[str, list[CallSite]] = field(default_factory=dict)
     _built: dict[str, list[CallSite]] = field(default_factory=dict)
     _refused: dict[str, list[Condition]] = field(default_factory=dict)
+    _plain_calls: dict[tuple[str, str], list[CallSite]] = field(default_factory=dict)
 
     _indexed: int = 0
     _asked: set[str] = field(default_factory=set)
@@ -79,7 +80,10 @@ class Reachability:
             func = call.node.func
             if isinstance(func, ast.Attribute):
                 self._calls_by_name.setdefault(func.attr, []).append(call)
-            elif isinstance(func, ast.Name) and func.id in drivers:
+                continue
+            if isinstance(func, ast.Name):  # `helper(...)` in its own module
+                self._plain_calls.setdefault((call.module, func.id), []).append(call)
+            if isinstance(func, ast.Name) and func.id in drivers:
                 # `name = Driver(...)` / `self.name = Driver(...)`: where drivers are built.
                 kept = _kept_under(call, self.tree.function_of(call))
                 if kept is not None:
@@ -153,9 +157,7 @@ class Reachability:
         if function is None or level + 1 >= MAX_LEVELS:
             return _Exclusion()
         outer = list(self._callers_named(function.name))
-        outer += [c for c in self.tree.calls
-                  if isinstance(c.node.func, ast.Name) and c.node.func.id == function.name
-                  and c.module == function.module]
+        outer += self._plain_calls.get((function.module, function.name), [])
         if not outer:
             return _Exclusion()
         found: list[str] = []
