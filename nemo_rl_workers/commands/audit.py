@@ -1,11 +1,11 @@
 """`nemo-rl-workers audit`: the command's logic (nemo_rl_workers.commands.cli only registers it).
 
 Exit codes: 0 no finding (or `--write-baseline` wrote one), 1 findings or undecided
-calls (a worker whose MRO the source cannot tell: a base outside the tree and the
-stubs, a class that is its own base), 2 unusable
-input (no such folder, not a NeMo-RL checkout, a bad baseline, or a file of the tree
-that could not be read or parsed: the audit would be incomplete). Each problem is one
-line on stderr.
+calls (a worker whose MRO the source cannot tell: a base outside the tree and the stubs,
+a class that is its own base), or with `--fail-on-stale` baseline entries that no finding
+matches any more, 2 unusable input (no such folder, not a NeMo-RL checkout, a bad
+baseline, or a file of the tree that could not be read or parsed: the audit would be
+incomplete). Each problem is one line on stderr.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from nemo_rl_workers.checks.audit.baseline import BaselineError, read_baseline, write_baseline
+from nemo_rl_workers.checks.audit.baseline import (
+    BaselineError,
+    read_baseline,
+    write_baseline,
+    write_keys,
+)
 from nemo_rl_workers.checks.audit.run import UnusableTree, audit, checkout_root
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.findings.adapters import audit_results
@@ -51,10 +56,17 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"nemo-rl-workers: audit: cannot write {one_line(args.write_baseline)}: "
                   f"{bad.strerror or bad}", file=err)
             return EXIT_UNUSABLE
-    if known:
-        kept = [f for f in report.findings if f.key not in known]
-        report.suppressed = len(report.findings) - len(kept)
-        report.findings = kept
+    if args.baseline:
+        report.apply_baseline(known)
+        if report.stale and getattr(args, "prune_baseline", False):
+            try:
+                write_keys(Path(args.baseline), known - set(report.stale))
+            except OSError as bad:
+                print(f"nemo-rl-workers: audit: cannot write {one_line(args.baseline)}: "
+                      f"{bad.strerror or bad}", file=err)
+                return EXIT_UNUSABLE
+            print(f"nemo-rl-workers: audit: removed {len(report.stale)} stale entries from "
+                  f"{one_line(args.baseline)}", file=err)
     for problem in report.problems:
         print(f"nemo-rl-workers: audit: {one_line(str(problem))}", file=err)
     fmt = getattr(args, "output_format", None)  # --output-format, wired by workers.cli
@@ -66,13 +78,20 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         json.dump(report_json(report), out, indent=2)
         out.write("\n")
     else:
-        for line in render_text(report, color=use_color(out)):
+        for line in render_text(report, color=use_color(out),
+                                show_guarded=getattr(args, "show_guarded", False)):
             print(line, file=out)
     if report.problems:
         return EXIT_UNUSABLE
     if args.write_baseline:
-        print(f"nemo-rl-workers: audit: wrote {len({f.key for f in report.findings})} "
+        print(f"nemo-rl-workers: audit: wrote {len({k for f in report.findings for k in f.keys})} "
               f"baseline entries to {one_line(args.write_baseline)}", file=err)
         return EXIT_OK
     # An undecided call is never passed: the source could not tell whether it works.
-    return EXIT_FINDINGS if report.findings or report.undecided else EXIT_OK
+    # A guarded finding (a note) fails nothing: every caller in the tree excludes it.
+    if any(f.severity != "note" for f in report.findings) or report.undecided:
+        return EXIT_FINDINGS
+    pruned = getattr(args, "prune_baseline", False)
+    if report.stale and getattr(args, "fail_on_stale", False) and not pruned:
+        return EXIT_FINDINGS
+    return EXIT_OK

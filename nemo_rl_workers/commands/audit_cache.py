@@ -26,9 +26,6 @@ from nemo_rl_workers.commands.cache import open_cache
 from nemo_rl_workers.findings.report import use_color
 
 EXIT_UNUSABLE = 2
-# The code an audit's output depends on, beside the tree (folders of nemo_rl).
-_OWN_CODE = ("audit", "source", "workers/formats")
-_OWN_FILES = ("workers/cli.py", "workers/report.py", "workers/output.py", "errors.py")
 
 
 class _Captured(io.StringIO):
@@ -60,12 +57,11 @@ def _tree_files(checkout: Path) -> list[Path]:
     return files
 
 
-def _own_files() -> list[Path]:
-    package = Path(__file__).resolve().parents[1]  # nemo_rl/
-    files = [package / name for name in _OWN_FILES]
-    for folder in _OWN_CODE:
-        files.extend(sorted((package / folder).glob("*.py")))
-    return files
+def own_files() -> list[Path]:
+    """The code an audit's output depends on, beside the tree: every module of this
+    package (the layers move; a list of folders would fall behind and keep stale answers)."""
+    package = Path(__file__).resolve().parents[1]  # nemo_rl_workers/
+    return sorted(package.rglob("*.py"))
 
 
 def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
@@ -85,7 +81,7 @@ def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
     _files_digest(digest, _tree_files(checkout))
     if args.baseline:
         _files_digest(digest, [Path(args.baseline)])
-    _files_digest(digest, _own_files())
+    _files_digest(digest, own_files())
     return digest.hexdigest()
 
 
@@ -93,7 +89,8 @@ def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """`nemo-rl-workers audit ...`, from the cache when it validly holds the answer."""
     from nemo_rl_workers.commands.audit import run_audit
 
-    if getattr(args, "no_cache", False) or args.write_baseline:
+    if getattr(args, "no_cache", False) or args.write_baseline or getattr(
+            args, "prune_baseline", False):  # what writes a file runs every time
         return run_audit(args, out, err)
     key = audit_key(args, out)
     if key is None:  # the tree cannot be read: the audit says why, nothing is stored

@@ -177,6 +177,13 @@ def add_audit(sub: argparse._SubParsersAction[_P]) -> None:
                            help="report only findings this baseline does not record")
     audit_cmd.add_argument("--write-baseline", metavar="FILE", default=None,
                            help="record today's findings in FILE and exit 0")
+    audit_cmd.add_argument("--show-guarded", action="store_true",
+                           help="also print the findings every caller in the tree guards "
+                           "against (counted in the summary either way)")
+    audit_cmd.add_argument("--fail-on-stale", action="store_true",
+                           help="exit 1 when --baseline holds entries no finding matches")
+    audit_cmd.add_argument("--prune-baseline", action="store_true",
+                           help="rewrite --baseline without the entries no finding matches")
     audit_cmd.add_argument(
         "extensions", nargs="*", metavar="EXTENSION",
         help="an extension class's FQN (found as source under --path), or a config whose "

@@ -182,9 +182,14 @@ def audit_results(report: AuditReport, checkout: str) -> Results:
     for f in report.findings:
         file, line = _file_line(f.call, checkout)
         owner = f.driver.split(".")[0]
-        case_of(owner, f.worker).findings.append(Finding(
-            f.rule, "error" if f.severity == "error" else "warning",
-            f"{f.message} [definition: {f.definition}]", file, line))
+        # One cause, in the case of every class it affects (a JUnit case per pair);
+        # the annotation writers show it once (`Results.annotations`).
+        why = f" (guarded at {f.guard})" if f.reach == "guarded" else (
+            " (latent: no caller in the tree)" if f.reach == "latent" else "")
+        shown = Finding(f.rule, f.severity, f"{f.message}{why} [definition: {f.definition}]",
+                        file, line)
+        for worker in f.classes:
+            case_of(owner, worker).findings.append(shown)
     for u in report.undecided:
         file, line = _file_line(u.call, checkout)
         case_of(u.driver.split(".")[0], u.worker).findings.append(Finding(

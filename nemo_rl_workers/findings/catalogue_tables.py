@@ -473,15 +473,16 @@ AUDIT: Rows = (
     ),
     (
         'stub-body',
-        ('warning: the method resolves only to a stub, `raise NotImplementedError` '
-         'anywhere, or `pass` / `...` / a docstring in an abstract method or an ABC, '
-         'Protocol or `...Interface` class'),
+        ('warning: the method resolves only to a stub: `raise NotImplementedError` '
+         'anywhere, or `pass` / `...` / a docstring in an `@abstractmethod` or in a '
+         'method of a Protocol class itself; the same body in any other class is a '
+         'no-op, whatever its ancestors'),
     ),
     (
         'unknown-keyword',
         ('error: the driver sends a keyword (directly, through `common_kwargs`, or as '
-         'the sharded-data keyword) that is no parameter of the method, which takes no '
-         '`**kwargs`'),
+         'the sharded-data keyword) that is no parameter of the method, which takes '
+         'no `**kwargs`'),
     ),
     (
         'required-not-sent',
@@ -490,10 +491,10 @@ AUDIT: Rows = (
     ),
     (
         'stream-mismatch',
-        ('error: the driver reads the result as a stream (`async for` / `anext` on one '
-         '`ObjectRefGenerator`, `num_returns="streaming"`, '
-         '`return_generators_as_proxies=True`) and the method is no generator, or reads '
-         'one value (`ray.get`) of a generator method'),
+        ('error: the driver reads the result as a stream (`async for` / `anext` on '
+         'one `ObjectRefGenerator`, `num_returns="streaming"`, '
+         '`return_generators_as_proxies=True`) and the method is no generator, or '
+         'reads one value (`ray.get`) of a generator method'),
     ),
     (
         'extension-missing-method',
@@ -502,28 +503,52 @@ AUDIT: Rows = (
     ),
     (
         'extension-unknown-keyword',
-        ('error: such a call passes a keyword the resolved method has no parameter for, '
-         'and it takes no `**kwargs`'),
+        ('error: such a call passes a keyword the resolved method has no parameter '
+         'for, and it takes no `**kwargs`'),
     ),
     (
         'extension-missing-argument',
-        ('error: such a call omits a required parameter of the resolved method (checked '
-         'only without `*`/`**` at the call)'),
+        ('error: such a call omits a required parameter of the resolved method '
+         '(checked only without `*`/`**` at the call)'),
     ),
     (
         'extension-too-many-positional',
-        ('error: such a call passes more positional arguments than the resolved method '
-         'takes, and it takes no `*args`'),
+        ('error: such a call passes more positional arguments than the resolved '
+         'method takes, and it takes no `*args`'),
+    ),
+    (
+        'extension-subclasses-actor',
+        ('error: an extension (or one of its own bases) subclasses a class decorated '
+         '`@ray.remote`, which is an actor class, not a class: Ray refuses to start '
+         'it; the finding names the undecorated class the decorated one wraps '
+         "(upstream's `...Impl`) to subclass instead"),
     ),
     (
         'override-unknown-keyword',
-        ('error: a driver sends a keyword to a method the extension overrides, and the '
-         'override has no such parameter and no `**kwargs`'),
+        ('error: a driver sends a keyword to a method the extension overrides, and '
+         'the override has no such parameter and no `**kwargs`'),
     ),
     (
         'override-missing-argument',
         ("error: the extension's override requires a parameter that the driver's call "
          'never sends'),
+    ),
+    (
+        'base-call-unknown-keyword',
+        ('error: a class of the tree that subclasses a worker or a vLLM extension '
+         "overrides a method, and a base class's own method calls it on `self` with a "
+         'keyword the override has no parameter for (and no `**kwargs`)'),
+    ),
+    (
+        'base-call-missing-argument',
+        ('error: such a base call omits a parameter the override requires (checked '
+         'only without `*`/`**` at the call)'),
+    ),
+    (
+        'base-call-too-many-positional',
+        ('error: such a base call passes more positional arguments than the override '
+         'takes (`self.finalize(x)` on a `def finalize(self)`), and it takes no '
+         '`*args`'),
     ),
     (
         'vllm-extension-clash',

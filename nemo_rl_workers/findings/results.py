@@ -64,3 +64,8 @@ class Results:
 
     def findings(self) -> list[Finding]:
         return [f for case in self.cases for f in case.findings]
+
+    def annotations(self) -> list[Finding]:
+        """Every case's findings (`Case.every`), each distinct one once: a cause that
+        fails several cases is one annotation."""
+        return list(dict.fromkeys(f for case in self.cases for f in case.every()))

@@ -38,9 +38,13 @@ def run(argv: list[str], out: io.StringIO | None = None) -> tuple[int, str, str]
     return code, stdout.getvalue(), stderr.getvalue()
 
 
+# A caller in the tree: its findings are reachable (errors), not latent.
+CALLER = {"nemo_rl/algorithms.py": "def train(gen):\n    return gen.wake()\n"}
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    return write_tree(tmp_path / "checkout", driver_body=BODY, workers=WORKERS)
+    return write_tree(tmp_path / "checkout", driver_body=BODY, workers=WORKERS, extra=CALLER)
 
 
 def test_one_line_per_finding_and_exit_1(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,6 +104,61 @@ def test_a_baseline_lets_a_tree_with_findings_adopt_the_audit(tree: Path, tmp_pa
     assert code == 1
     assert [(f["driver"], f["method"]) for f in json.loads(out)["findings"]] == [
         ("Gen.other", "nope"), ("Gen.other", "nope")]
+
+
+def test_fixed_findings_leave_stale_baseline_entries_that_are_reported(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    baseline = tmp_path / "audit-baseline.json"
+    assert run(["audit", "--nemo-rl", str(tree), "--write-baseline", str(baseline)])[0] == 0
+    code, out, _ = run(["audit", "--nemo-rl", str(tree), "--baseline", str(baseline)])
+    assert code == 0 and "stale" not in out
+    # The finding is fixed: its entry matches nothing any more, and is said so.
+    workers = tree / "nemo_rl" / "workers.py"
+    workers.write_text(workers.read_text() + "\n    def wake_up(self):\n        return True\n")
+    code, out, _ = run(["audit", "--nemo-rl", str(tree), "--baseline", str(baseline)])
+    assert code == 0
+    assert out.splitlines() == [
+        "stale baseline entry: missing-method Gen.wake 'wake_up' nemo_rl.workers.AsyncWorker: "
+        "no finding matches it any more",
+        "audit: 1 drivers, 2 worker classes, 1 dispatch call sites (1 resolved): no findings; "
+        "1 stale baseline entries",
+    ]
+    code, out, _ = run(["audit", "--nemo-rl", str(tree), "--baseline", str(baseline), "--json"])
+    assert json.loads(out)["baseline_stale"] == [{
+        "rule": "missing-method", "driver": "Gen.wake", "method": "wake_up",
+        "worker": "nemo_rl.workers.AsyncWorker"}]
+    assert run(["audit", "--nemo-rl", str(tree), "--baseline", str(baseline),
+                "--fail-on-stale"])[0] == 1
+    code, _, err = run(["audit", "--nemo-rl", str(tree), "--baseline", str(baseline),
+                        "--prune-baseline"])
+    assert code == 0 and f"removed 1 stale entries from {baseline}" in err
+    assert json.loads(baseline.read_text())["findings"] == []
+    code, out, _ = run(["audit", "--nemo-rl", str(tree), "--baseline", str(baseline),
+                        "--fail-on-stale"])
+    assert code == 0 and "stale" not in out
+
+
+def test_a_cause_the_baseline_holds_for_some_classes_lists_the_others(
+    tmp_path: Path
+) -> None:
+    """One cause, two classes: a baseline written before the second class existed
+    keeps the cause, now naming only the new class."""
+    workers = "class Base:\n    pass\n\n\nclass SyncWorker(Base):\n    pass\n"
+    tree = write_tree(tmp_path / "checkout", driver_body=BODY, workers=workers + (
+        "\n\nclass AsyncWorker:\n    def wake_up(self):\n        return True\n"))
+    baseline = tmp_path / "audit-baseline.json"
+    assert run(["audit", "--nemo-rl", str(tree), "--write-baseline", str(baseline)])[0] == 0
+    write_tree(tree, driver_body=BODY, workers=workers + "\n\nclass AsyncWorker(Base):\n    pass\n")
+    code, out, _ = run(["audit", "--nemo-rl", str(tree), "--json"])
+    (cause,) = json.loads(out)["findings"]
+    assert cause["workers"] == ["nemo_rl.workers.AsyncWorker", "nemo_rl.workers.SyncWorker"]
+    code, out, _ = run(["audit", "--nemo-rl", str(tree), "--baseline", str(baseline), "--json"])
+    assert code == 1
+    (cause,) = json.loads(out)["findings"]
+    assert cause["workers"] == ["nemo_rl.workers.AsyncWorker"]
+    assert "SyncWorker" not in cause["message"]
 
 
 @pytest.mark.parametrize("text, says", [

@@ -75,10 +75,24 @@ def report() -> AuditReport:
 def test_the_corpus_findings_are_exactly_the_verified_ones(report: AuditReport) -> None:
     found: dict[tuple[str, str, str], set[str]] = {}
     for f in report.findings:
-        found.setdefault((f.rule, f.driver, f.method), set()).add(f.worker.rsplit(".", 1)[-1])
+        found.setdefault((f.rule, f.driver, f.method), set()).update(
+            w.rsplit(".", 1)[-1] for w in f.classes)
     assert found == EXPECTED
-    assert len(report.findings) == sum(map(len, EXPECTED.values()))
+    assert len(report.per_class) == sum(map(len, EXPECTED.values()))
     assert report.problems == []
+
+
+def test_each_cause_is_one_finding_listing_its_classes(report: AuditReport) -> None:
+    """A gap the quantized variants inherit is one line: same call, method and the class
+    where the method is missing (the MRO's end) or the stub is."""
+    causes = {(f.rule, f.call, f.method, f.definition) for f in report.per_class}
+    assert len(report.findings) == len(causes) == 21
+    load = next(f for f in report.findings if f.method == "load_model")
+    assert [w.rsplit(".", 1)[-1] for w in load.workers] == [
+        "VllmQuantGenerationWorker", "VllmGenerationWorker"]
+    assert "VllmQuantGenerationWorker and " in load.message
+    assert set(load.keys) == {k for k in (f.key for f in report.per_class)
+                              if k[2] == "load_model"}
 
 
 def test_at_least_90_percent_of_dispatch_call_sites_resolve(report: AuditReport) -> None:
@@ -124,8 +138,115 @@ def test_a_keyword_typo_in_a_copy_of_the_corpus_is_found(report: AuditReport,
     policy.write_text(typo, encoding="utf-8")
     mutated = audit(copy)
     new = {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1])
-           for f in mutated.findings} - {
-        (f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in report.findings}
+           for f in mutated.per_class} - {
+        (f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in report.per_class}
     assert {(r, d, m) for r, d, m, _ in new} == {
         ("unknown-keyword", "Policy.get_topk_logits", "get_topk_logits")}
     assert len(new) == 6  # every policy worker the driver can start
+    # One cause per class where the parameter is rejected (three definitions), each
+    # listing its quantized variant.
+    lines = [f for f in mutated.findings if f.rule == "unknown-keyword"]
+    assert len(lines) == 3 and all(len(f.workers) == 2 for f in lines)
+
+
+def _copy(tmp_path: Path) -> Path:
+    import shutil
+
+    copy = tmp_path / "nemo-rl"
+    shutil.copytree(CORPUS / "nemo_rl", copy / "nemo_rl", symlinks=True)
+    return copy
+
+
+def _new(report: AuditReport, mutated: AuditReport) -> set[tuple[str, str, str, str]]:
+    def of(r: AuditReport) -> set[tuple[str, str, str, str]]:
+        return {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in r.per_class}
+    return of(mutated) - of(report)
+
+
+def test_a_super_target_removed_in_a_copy_of_the_corpus_is_found(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """The base `maybe_init_zmq` renamed: the ModelOpt extension's super() call is found
+    (an in-tree subclass of the class the tree hands vLLM), and nothing else."""
+    copy = _copy(tmp_path)
+    backend = copy / "nemo_rl" / "models" / "generation" / "vllm" / "vllm_backend.py"
+    text = backend.read_text(encoding="utf-8")
+    renamed = text.replace("    def maybe_init_zmq(self)", "    def maybe_init_zmq_gone(self)", 1)
+    assert renamed != text
+    backend.write_text(renamed, encoding="utf-8")
+    assert _new(report, audit(copy)) == {(
+        "extension-missing-method", "VllmQuantInternalWorkerExtension.maybe_init_zmq",
+        "maybe_init_zmq", "VllmQuantInternalWorkerExtension")}
+
+
+def test_a_keyword_sent_through_the_generation_interface_in_a_copy_of_the_corpus(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """`refit_timeout_s=` added to GRPO's `policy_generation.update_weights_from_collective()`:
+    every generation backend lacks it at 7ea279a (each `def update_weights_from_collective(self)`;
+    Policy and TQPolicy inherit GenerationInterface's), except SGLang's, which the function
+    refuses just above (`if isinstance(policy_generation, SGLangGeneration): raise`)."""
+    copy = _copy(tmp_path)
+    grpo = copy / "nemo_rl" / "algorithms" / "grpo.py"
+    text = grpo.read_text(encoding="utf-8")
+    sent = text.replace("policy_generation.update_weights_from_collective()",
+                        "policy_generation.update_weights_from_collective(refit_timeout_s=60)",
+                        1)
+    assert sent != text
+    grpo.write_text(sent, encoding="utf-8")
+    assert _new(report, audit(copy)) == {
+        ("unknown-keyword", "refit_policy_generation", "update_weights_from_collective", name)
+        for name in ("VllmGeneration", "MegatronGeneration", "TrtllmGeneration",
+                     "DynamoGeneration", "Policy", "TQPolicy")}
+
+
+def test_findings_guarded_by_their_callers_are_guarded(report: AuditReport) -> None:
+    """Checked by hand: `Policy.score` is only called by the reward-model environment
+    (reward_model_environment.py:262), whose `__init__` asserts `dtensor_cfg.enabled`
+    (line 116) before building that Policy (line 170), and Policy refuses Megatron and
+    DTensor together (lm_policy.py:121); the IPC path is only called by xtoken
+    distillation, whose setup asserts DTensor v2 (line 251) before building the teacher
+    (line 388). PPO's `finish_inference` (ppo.py:1557) has no such guard."""
+    reach = {(f.driver, f.method): (f.reach, f.severity, f.guard) for f in report.findings}
+    assert reach[("Policy.score", "score")] == (
+        "guarded", "note", "nemo_rl/environments/reward_model_environment.py:116")
+    for method in ("get_full_logits_ipc", "release_ipc_buffer"):
+        assert reach[(f"Policy.{method}", method)] == (
+            "guarded", "note", "nemo_rl/algorithms/xtoken_off_policy_distillation.py:251")
+    assert reach[("Policy.finish_inference", "finish_inference")][:2] == (
+        "reachable", "error")
+    assert {f.reach for f in report.findings} <= {"reachable", "guarded", "latent"}
+
+
+def test_removing_the_guard_makes_the_guarded_finding_an_error(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    copy = _copy(tmp_path)
+    env = copy / "nemo_rl" / "environments" / "reward_model_environment.py"
+    text = env.read_text(encoding="utf-8")
+    unguarded = text.replace('        assert self.config["dtensor_cfg"]["enabled"], (',
+                             '        assert True, (', 1)
+    assert unguarded != text
+    env.write_text(unguarded, encoding="utf-8")
+    (score,) = [f for f in audit(copy).findings if f.method == "score"]
+    assert (score.reach, score.severity) == ("reachable", "error")
+
+
+def test_a_worker_method_renamed_in_a_copy_of_the_corpus_is_one_cause(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """Megatron's `get_topk_logits` renamed: `Policy.get_topk_logits` (lm_policy.py:672)
+    now reaches only PolicyInterface's `@abstractmethod` (interfaces.py:89, a `pass` body)
+    on the Megatron worker and its quantized variant: a stub, one cause."""
+    copy = _copy(tmp_path)
+    worker = copy / "nemo_rl" / "models" / "policy" / "workers" / "megatron_policy_worker.py"
+    text = worker.read_text(encoding="utf-8")
+    renamed = text.replace("    def get_topk_logits(", "    def get_top_k_logits(", 1)
+    assert renamed != text
+    worker.write_text(renamed, encoding="utf-8")
+    mutated = audit(copy)
+    assert _new(report, mutated) == {
+        ("stub-body", "Policy.get_topk_logits", "get_topk_logits", name)
+        for name in ("MegatronPolicyWorker", "MegatronQuantPolicyWorker")}
+    (cause,) = [f for f in mutated.findings if f.method == "get_topk_logits"]
+    assert len(cause.workers) == 2

@@ -45,10 +45,12 @@ def test_a_method_no_selectable_worker_has_is_missing(tmp_path: Path) -> None:
     report = audited(tmp_path, workers=WORKERS, driver_body='''
         def go(self):
             return self.worker_group.run_all_workers_single_data("nope")
-    ''')
+    ''', extra={"nemo_rl/algorithms.py": "def train(gen):\n    return gen.go()\n"})
     assert keys(report) == {("missing-method", "Gen.go", "nope", "SyncWorker"),
                             ("missing-method", "Gen.go", "nope", "AsyncWorker")}
-    finding = next(f for f in report.findings if f.worker.endswith("SyncWorker"))
+    (finding,) = report.findings  # one cause: both MROs end at Base
+    assert finding.workers == ("nemo_rl.workers.AsyncWorker", "nemo_rl.workers.SyncWorker")
+    assert finding.condition == ""  # async_engine=true or false: always
     assert finding.call == "nemo_rl/driver.py:16"
     assert finding.definition == "nemo_rl/workers.py:5"  # where its MRO ends (Base)
     assert finding.severity == "error"
@@ -203,7 +205,7 @@ def test_stub_bodies_warn_and_default_no_ops_do_not(tmp_path: Path) -> None:
     def abstract_one(self):
         ...
 
-    def interface_stub(self):
+    def interface_default(self):
         pass
 
 
@@ -219,17 +221,63 @@ class SyncWorker(Mixin, Base, Interface):
                 pass
             self.worker_group.run_all_workers_single_data("not_yet")
             self.worker_group.run_all_workers_single_data("abstract_one")
-            self.worker_group.run_all_workers_single_data("interface_stub")
+            self.worker_group.run_all_workers_single_data("interface_default")
             self.worker_group.run_all_workers_single_data("finalize")
             return self.worker_group.shutdown(cleanup_method="finalize")
     ''')
     assert keys(report) == {
         ("stub-body", "Gen.calls", "not_yet", "SyncWorker"),
         ("stub-body", "Gen.calls", "abstract_one", "SyncWorker"),
-        ("stub-body", "Gen.calls", "interface_stub", "SyncWorker"),
     }
     assert {f.severity for f in report.findings} == {"warning"}
     assert report.sites == 5  # shutdown(cleanup_method=...) is a dispatch too
+
+
+STUB_DRIVER = '''
+    def calls(self):
+        self.worker_group.run_all_workers_single_data("offload")
+        self.worker_group.run_all_workers_single_data("declared")
+'''
+
+
+def _stub_workers(offload: str) -> str:
+    """A concrete worker whose ancestors are an ABC and an interface; `offload`'s body."""
+    return f'''
+import abc
+
+
+class WorkerInterface(abc.ABC):
+    @abc.abstractmethod
+    def declared(self):
+        ...
+
+
+class SyncWorker(WorkerInterface):
+    def offload(self):
+        {offload}
+
+    def declared(self):
+        return 1
+
+
+class AsyncWorker(SyncWorker):
+    pass
+'''
+
+
+def test_a_not_implemented_body_in_a_concrete_worker_is_a_stub(tmp_path: Path) -> None:
+    report = audited(tmp_path, workers=_stub_workers("raise NotImplementedError"),
+                     driver_body=STUB_DRIVER)
+    assert keys(report) == {("stub-body", "Gen.calls", "offload", "SyncWorker"),
+                            ("stub-body", "Gen.calls", "offload", "AsyncWorker")}
+
+
+def test_a_pass_or_ellipsis_in_a_concrete_worker_is_a_no_op(tmp_path: Path) -> None:
+    """Its ancestors (an ABC, an `...Interface`) do not make a concrete no-op a stub."""
+    for index, body in enumerate(("pass", "...", '"""Nothing to offload."""')):
+        report = audited(tmp_path / str(index), workers=_stub_workers(body),
+                         driver_body=STUB_DRIVER)
+        assert report.findings == [], body
 
 
 def test_quantized_override_maps_add_their_workers(tmp_path: Path) -> None:

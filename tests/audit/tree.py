@@ -59,5 +59,7 @@ def audited(root: Path, *, driver_body: str, workers: str,
 
 
 def keys(report: AuditReport) -> set[tuple[str, str, str, str]]:
-    """(rule, driver function, worker method, worker class name) of each finding."""
-    return {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in report.findings}
+    """(rule, driver function, worker method, worker class name) of each finding, for
+    every class it lists."""
+    return {(f.rule, f.driver, f.method, w.rsplit(".", 1)[-1])
+            for f in report.findings for w in f.classes}

@@ -35,6 +35,13 @@ def test_the_hooks_and_their_manifest_keys() -> None:
         assert hook["language"] == "python"
         assert hook["pass_filenames"] is (hook["id"] != "nemo-rl-audit")
     assert found["nemo-rl-audit"]["entry"] == "nemo-rl-workers audit --nemo-rl ."
+    # The audit hook's environment has vllm-stubs, as the command's has (pre-commit runs
+    # `pip install . ./stubs` in its clone of this repository).
+    (stubs,) = found["nemo-rl-audit"]["additional_dependencies"]
+    assert (REPO / stubs / "pyproject.toml").is_file()
+    assert 'name = "vllm-stubs"' in (REPO / stubs / "pyproject.toml").read_text(encoding="utf-8")
+    assert all("additional_dependencies" not in h for h in found.values()
+               if h["id"] != "nemo-rl-audit")
     assert found["nemo-rl-check-config"]["entry"] == "nemo-rl-workers check --no-verify"
     assert found["nemo-rl-migrate-check"]["entry"] == "nemo-rl-workers migrate --check"
 

@@ -254,7 +254,9 @@ def test_audited_trees_are_items_with_their_baseline(pytester: pytest.Pytester) 
     '''
     write_tree(pytester.path / "good", driver_body=calls.format(args='"shared", data=1'),
                workers=WORKERS)
-    write_tree(pytester.path / "bad", driver_body=calls.format(args='"nope"'), workers=WORKERS)
+    caller = {"nemo_rl/algorithms.py": "def train(gen):\n    return gen.go()\n"}  # reachable
+    write_tree(pytester.path / "bad", driver_body=calls.format(args='"nope"'), workers=WORKERS,
+               extra=caller)
     write_tree(pytester.path / "adopted", driver_body=calls.format(args='"nope"'),
                workers=WORKERS)
     baseline = pytester.path / "adopted.baseline.json"
@@ -275,8 +277,8 @@ def test_audited_trees_are_items_with_their_baseline(pytester: pytest.Pytester) 
         "nemo-rl-workers-audit[adopted]": "passed",
     }
     assert ("nemo_rl/driver.py:16: error[missing-method]: Gen.go calls 'nope' on "
-            "nemo_rl.workers.SyncWorker, which has no such method (its MRO ends at Base) when "
-            "async_engine=false [definition: nemo_rl/workers.py:5]") in result.outlines
+            "nemo_rl.workers.AsyncWorker and nemo_rl.workers.SyncWorker, which has no such "
+            "method (its MRO ends at Base) [definition: nemo_rl/workers.py:5]") in result.outlines
 
 
 def run_cli(*argv: str) -> int:

@@ -45,8 +45,14 @@ def read_baseline(path: Path) -> set[Key]:
 
 
 def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
-    """Replace `path` atomically with the findings' keys, sorted (a stable diff)."""
-    entries = [dict(zip(KEYS, key, strict=True)) for key in sorted({f.key for f in findings})]
+    """Replace `path` atomically with the findings' keys (one per class of each cause),
+    sorted (a stable diff)."""
+    write_keys(path, {key for f in findings for key in f.keys})
+
+
+def write_keys(path: Path, keys: Iterable[Key]) -> None:
+    """Replace `path` atomically with these entries, sorted."""
+    entries = [dict(zip(KEYS, key, strict=True)) for key in sorted(set(keys))]
     text = json.dumps({"version": VERSION, "findings": entries}, indent=2) + "\n"
     folder = path.parent if str(path.parent) else Path(".")
     fd, temp = tempfile.mkstemp(prefix=".audit-baseline-", dir=folder)

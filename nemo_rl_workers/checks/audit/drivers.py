@@ -209,6 +209,7 @@ class DriverReader:
         self._calls_in: dict[tuple[str, str | None], list[CallSite]] = {}
         self._loops: dict[tuple[str, str], dict[str, list[ast.expr]]] = {}
         self._attribute_actors: dict[tuple[str, str], str | None] = {}
+        self._imports_in: dict[tuple[str, str], dict[str, str]] = {}
         for call in tree.calls:
             self._calls_in.setdefault((call.module, call.function), []).append(call)
             func = call.node.func
@@ -226,6 +227,8 @@ class DriverReader:
                 self._dispatch(call, helper_name)
             elif (target := self._handle_call(call)) is not None:
                 self._direct(call, *target)
+            elif (named := self._getattr_call(call)) is not None:
+                self._direct_by_name(call, *named)
         return self.side
 
     # -- the worker classes each driver can start
@@ -286,7 +289,11 @@ class DriverReader:
                     continue
                 cls = self.tree.classes.get(driver.fqn)
                 found = self.values.strings(call.node.args[0], function, cls, lenient=True)
-                for value, cond, _ in found or ():
+                named = [(v, c) for v, c, _ in found or ()]
+                # Older trees pass the class object itself (directly, by a conditional,
+                # through a local).
+                named += self._class_values(call.node.args[0], function, call)
+                for value, cond in named:
                     if resolve_fqn(self.tree, value) is not None:
                         self._add_choice(driver, value, cond | condition_of(call.guards, function),
                                          call.where)
@@ -296,6 +303,41 @@ class DriverReader:
                 if created is not None and driver is not None:
                     self._add_choice(driver, created.fqn, condition_of(call.guards, function),
                                      call.where)
+
+    def _class_values(self, node: ast.expr, function: Function | None, call: CallSite,
+                      depth: int = 0) -> list[tuple[str, Condition]]:
+        """The tree classes an expression names as a class object, with the switches each
+        needs: `Cls`, `module.Cls`, `A if cond else B`, a local assigned one of them."""
+        if depth > MAX_DEPTH:
+            return []
+        if isinstance(node, ast.IfExp):
+            out: list[tuple[str, Condition]] = []
+            for branch, holds in ((node.body, True), (node.orelse, False)):
+                cond = frozenset(test_holds(node.test, holds, function))
+                out.extend((v, c | cond) for v, c in self._class_values(
+                    branch, function, call, depth + 1))
+            return out
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return []
+        module = self.tree.modules.get(call.module)
+        text = _text(node)
+        head = text.split(".")[0]
+        local = self._function_imports(call).get(head)
+        if local is not None or module is not None and (
+                head in module.imports or head in module.classes):
+            dotted = f"{local}{text[len(head):]}" if local is not None else resolve_local(
+                module, text) if module is not None else text
+            info = resolve_fqn(self.tree, dotted)
+            if info is not None:
+                return [(info.fqn, ALWAYS)]
+        if isinstance(node, ast.Name) and function is not None:
+            out = []
+            for assignment in function.assignments.get(node.id, []):
+                cond = condition_of(assignment.guards, function)
+                out.extend((v, c | cond) for v, c in self._class_values(
+                    assignment.value, function, call, depth + 1))
+            return out
+        return []
 
     def _actor_class(self, call: CallSite) -> ClassInfo | None:
         """The class of `Cls.remote(...)` / `Cls.options(...).remote(...)`, in the tree."""
@@ -311,7 +353,32 @@ class DriverReader:
         module = self.tree.modules.get(call.module)
         if module is None:
             return None
-        return resolve_fqn(self.tree, resolve_local(module, target.id))
+        local = self._function_imports(call).get(target.id)
+        return resolve_fqn(self.tree, local or resolve_local(module, target.id))
+
+    def _function_imports(self, call: CallSite) -> dict[str, str]:
+        """Names the enclosing top-level function imports in its body (upstream imports
+        actor classes lazily: `from nemo_rl.algorithms.async_utils import Collector`)."""
+        if call.function is None:
+            return {}
+        top = call.function.split(".")[0] if call.cls is None else ".".join(
+            call.function.split(".")[:2])
+        key = (call.module, top)
+        if key not in self._imports_in:
+            found: dict[str, str] = {}
+            function = self.tree.functions.get(key)
+            module = self.tree.modules.get(call.module)
+            for node in ast.walk(function.node) if function is not None else ():
+                if isinstance(node, ast.ImportFrom) and module is not None:
+                    base = _absolute(module.name, module.is_package, node.module, node.level)
+                    for alias in node.names:
+                        found[alias.asname or alias.name] = f"{base}.{alias.name}"
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        found[alias.asname or alias.name.split(".")[0]] = (
+                            alias.name if alias.asname else alias.name.split(".")[0])
+            self._imports_in[key] = found
+        return self._imports_in[key]
 
     def choices_of(self, driver_name: str) -> tuple[Driver | None, list[WorkerChoice]]:
         """A driver (by class name) and its choices, inherited from a driver base class."""
@@ -385,13 +452,49 @@ class DriverReader:
             return None
         return target.attr, handle
 
-    def _handle_source(self, node: ast.expr, call: CallSite, depth: int = 0) -> str | None:
+    def _getattr_call(self, call: CallSite) -> tuple[ast.expr, str] | None:
+        """(name expression, handle) for `getattr(handle, NAME)[.options(...)].remote(...)`
+        on an actor handle."""
+        func = call.node.func
+        if not isinstance(func, ast.Attribute) or func.attr != "remote":
+            return None
+        target = func.value
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and \
+                target.func.attr == "options":
+            target = target.func.value
+        if not (isinstance(target, ast.Call) and isinstance(target.func, ast.Name)
+                and target.func.id == "getattr" and len(target.args) == 2):
+            return None
+        handle = self._handle_source(target.args[0], call)
+        return (target.args[1], handle) if handle is not None else None
+
+    def _handle_source(self, node: ast.expr, call: CallSite, depth: int = 0,
+                       function: Function | None = None) -> str | None:
         """The expression a worker handle comes from (`self.worker_group.workers[0]`,
-        `self.rollout_engines`), following local names and loop variables."""
+        `self.rollout_engines`, an actor of a class the tree defines), following local
+        names, loop variables, comprehensions and helpers that return handles."""
         if depth > MAX_DEPTH:
             return None
+        if function is None:
+            function = self.tree.function_of(call)
         if isinstance(node, ast.Subscript):
-            return self._handle_source(node.value, call, depth + 1)
+            return self._handle_source(node.value, call, depth + 1, function)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+            return self._handle_source(node.elt, call, depth + 1, function)
+        if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+            found = {self._handle_source(e, call, depth + 1, function) for e in node.elts}
+            return found.pop() if len(found) == 1 else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("list", "tuple", "iter", "enumerate", "reversed") and node.args:
+            return self._handle_source(node.args[0], call, depth + 1, function)
+        if isinstance(node, ast.Call) and not (
+                isinstance(node.func, ast.Attribute) and node.func.attr in ("remote", "options")):
+            helper = self._helper_of(node, call)
+            if helper is not None:
+                returns = [n.value for n in ast.walk(helper.node)
+                           if isinstance(n, ast.Return) and n.value is not None]
+                found = {self._handle_source(r, call, depth + 1, helper) for r in returns}
+                return found.pop() if len(found) == 1 else None
         if isinstance(node, ast.Attribute) and _text(node).endswith(HANDLE_ATTRIBUTES):
             return _text(node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
@@ -404,25 +507,36 @@ class DriverReader:
             return f"{ACTOR_PREFIX}{created}" if created is not None else None
         if not isinstance(node, ast.Name):
             return None
-        function = self.tree.function_of(call)
         if function is None:
             return None
         sources: list[ast.expr] = [a.value for a in function.assignments.get(node.id, [])]
         sources += self._loop_sources(function).get(node.id, [])
         for source in sources:
-            found = self._handle_source(source, call, depth + 1)
-            if found is not None:
-                return found
+            handle = self._handle_source(source, call, depth + 1, function)
+            if handle is not None:
+                return handle
+        return None
+
+    def _helper_of(self, node: ast.Call, call: CallSite) -> Function | None:
+        """The function `self.helper(...)` or a module-level `helper(...)` calls."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id == "self" and call.cls is not None:
+            info = self.tree.classes.get(f"{call.module}.{call.cls.split('.')[0]}")
+            found = self.resolver.find_method(info, func.attr) if info is not None else None
+            return found[0] if found is not None else None
+        if isinstance(func, ast.Name):
+            module = self.tree.modules.get(call.module)
+            if module is not None and func.id in module.functions:
+                return module.functions[func.id]
         return None
 
     def _created(self, node: ast.Call, call: CallSite) -> str | None:
-        """The FQN of the worker class `Cls.options(...).remote(...)` starts, when it is
-        one a driver of the tree chooses."""
+        """The FQN of the actor class `Cls.options(...).remote(...)` starts, when the tree
+        (or a `--path` package) defines it: a worker, an environment, a collector."""
         fake = CallSite(node, call.module, call.file, call.line, call.cls, call.function)
         created = self._actor_class(fake)
-        chosen = created is not None and any(
-            created.fqn == c.fqn for d in self.side.drivers.values() for c in d.choices)
-        return created.fqn if created is not None and chosen and call.cls else None
+        return created.fqn if created is not None else None
 
     def _self_attribute_actor(self, call: CallSite, attribute: str) -> str | None:
         """The worker class whose actors `self.<attribute> = ...` holds, in the caller's
@@ -663,8 +777,23 @@ class DriverReader:
 
     # -- direct handle calls
 
-    def _direct(self, call: CallSite, method: str, handle: str) -> None:
-        self.side.sites += 1
+    def _direct_by_name(self, call: CallSite, name_expr: ast.expr, handle: str) -> None:
+        """`getattr(handle, NAME).remote(...)`: one direct call per name NAME can be."""
+        function = self.tree.function_of(call)
+        cls = self.tree.classes.get(f"{call.module}.{call.cls}") if call.cls else None
+        names = self.values.strings(name_expr, function, cls)
+        if not names:
+            self.side.sites += 1
+            self._unresolved(call, "remote", f"the method name {_text(name_expr)!r} is not a "
+                             "literal here")
+            return
+        for index, (method, condition, _) in enumerate(names):
+            self._direct(call, method, handle, extra=condition, count=index == 0)
+
+    def _direct(self, call: CallSite, method: str, handle: str, *,
+                extra: Condition = ALWAYS, count: bool = True) -> None:
+        if count:
+            self.side.sites += 1
         function = self.tree.function_of(call)
         me = _top_class(call)
         driver_name = me or call.module
@@ -673,7 +802,7 @@ class DriverReader:
         worker: str | None = None
         if handle.startswith(ACTOR_PREFIX):  # an actor of one known class
             worker = handle.removeprefix(ACTOR_PREFIX)
-            owner = Owner(me) if me is not None else None
+            owner = Owner(me if me is not None else worker.rsplit(".", 1)[-1])
         elif WORKER_GROUP_ATTRIBUTE in parts:
             owner = self._owner(call, ".".join(parts[: parts.index(WORKER_GROUP_ATTRIBUTE) + 1]))
         else:
@@ -689,10 +818,21 @@ class DriverReader:
             open_keywords = True
         self._emit(Dispatch(
             driver_name, call.function or "<module>", owner.driver, method,
-            condition_of(call.guards, function) | frozenset(owner.holds), frozenset(keywords),
+            condition_of(call.guards, function) | frozenset(owner.holds) | extra,
+            frozenset(keywords),
             open_keywords, positional, self._stream(call, function, "ref"), call.where, "remote",
             worker=worker,
         ))
+
+
+def _absolute(module: str, is_package: bool, name: str | None, level: int) -> str:
+    """The absolute module of `from <level dots><name> import ...` written in `module`."""
+    if level == 0:
+        return name or ""
+    parts = module.split(".")
+    keep = len(parts) - level + (1 if is_package else 0)
+    base = ".".join(parts[:max(keep, 0)])
+    return f"{base}.{name}" if name and base else (name or base)
 
 
 def _var_keyword(function: Function | None) -> str | None:

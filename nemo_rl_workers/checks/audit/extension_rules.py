@@ -90,6 +90,25 @@ def _transparent(function: Function) -> bool:
     return all(d.split("(")[0] in TRANSPARENT_DECORATORS for d in function.decorators)
 
 
+def self_nodes(function: Function) -> list[ast.AST]:
+    """The nodes of a method's body where `self` is the method's own: nested functions
+    and lambdas that take a parameter `self` (a patched method), and nested classes,
+    are left out."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(function.node.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, ast.ClassDef):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            if any(a.arg == "self" for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+                continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def find_role(
     resolver: Resolver, info: ClassInfo, workers: Sequence[RoleWorker]
 ) -> tuple[RoleWorker | None, list[RoleWorker]]:
@@ -145,6 +164,7 @@ def audit_extension(
         audit.unknown.append(f"{fqn}: extends no worker class a driver of the tree starts")
     own = [c for c in mro.classes if c.fqn not in base_mro]
     audit.own = tuple(c.fqn for c in own)
+    _actor_bases(tree, info, mro.classes[1:], audit)
     if mro.unknown:
         audit.unknown.append(
             f"{fqn}: bases not found in the tree or under --path: {', '.join(mro.unknown)} "
@@ -161,6 +181,31 @@ def audit_extension(
                 continue
             checker.driver_call(call, {c.fqn for c in own})
     return audit
+
+
+def _is_actor_class(cls: ClassInfo) -> bool:
+    """Decorated `@ray.remote` / `@ray.remote(...)` (or `@remote` imported from ray)."""
+    return any(d.split("(")[0].strip() in ("ray.remote", "remote") for d in cls.decorators)
+
+
+def _actor_bases(tree: SourceTree, info: ClassInfo, ancestors: Sequence[ClassInfo],
+                 audit: ExtensionAudit) -> None:
+    """A base decorated `@ray.remote` is an ActorClass: Ray refuses to start a subclass
+    of it. Name the undecorated class it wraps (its own base) to subclass instead."""
+    for cls in ancestors:
+        if not _is_actor_class(cls):
+            continue
+        wrapped = [b for b in (resolve_fqn(tree, n) for n in base_names(tree, cls))
+                   if b is not None and not _is_actor_class(b)]
+        instead = (f"subclass {wrapped[0].fqn}, the undecorated class it wraps, instead"
+                   if wrapped else f"move {cls.name}'s body into an undecorated class and "
+                   "subclass that")
+        audit.findings.append(Finding(
+            "extension-subclasses-actor", RULES["extension-subclasses-actor"],
+            info.name, "__init__", info.fqn, info.where, cls.where,
+            f"{info.fqn} subclasses {cls.fqn}, which is decorated @ray.remote (an actor "
+            f"class, not a class): Ray refuses to start a subclass of it; {instead}"))
+        return
 
 
 @dataclass
@@ -216,7 +261,7 @@ class _Calls:
 
     def body_calls(self, cls: ClassInfo, function: Function) -> None:
         index = self.mro.index(cls)
-        for node in ast.walk(function.node):
+        for node in self_nodes(function):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             receiver = node.func.value

@@ -7,20 +7,24 @@ start under the dispatch's condition. Only what would fail at runtime is a findi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
 from nemo_rl_workers.checks.audit.conditions import conflicts, describe
 from nemo_rl_workers.checks.audit.drivers import Dispatch, Driver, WorkerChoice, restricted
 from nemo_rl_workers.reading.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn
 
-Severity: TypeAlias = Literal["error", "warning"]
+Severity: TypeAlias = Literal["error", "warning", "note"]  # note: guarded (audit.reach)
 RuleName: TypeAlias = Literal[
     "missing-method", "stub-body", "unknown-keyword", "required-not-sent", "stream-mismatch",
     # The extension side (audit.extension_rules, audit.vllm_extensions).
     "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
     "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
+    "extension-subclasses-actor",
     "vllm-extension-clash", "collective-rpc-missing",
+    # The tree's own subclasses (audit.subclasses): overrides against their bases' calls.
+    "base-call-unknown-keyword", "base-call-missing-argument", "base-call-too-many-positional",
 ]
 
 RULES: Final[dict[RuleName, Severity]] = {
@@ -35,8 +39,12 @@ RULES: Final[dict[RuleName, Severity]] = {
     "extension-too-many-positional": "error",
     "override-unknown-keyword": "error",
     "override-missing-argument": "error",
+    "extension-subclasses-actor": "error",
     "vllm-extension-clash": "error",
     "collective-rpc-missing": "error",
+    "base-call-unknown-keyword": "error",
+    "base-call-missing-argument": "error",
+    "base-call-too-many-positional": "error",
 }
 """Every rule and its severity (the guide's "Audit findings" table lists each)."""
 
@@ -54,11 +62,29 @@ class Finding:
     definition: str  # file:line of the method's definition, or where the MRO ends
     message: str
     condition: str = ""  # the switches the call runs under ("" when unconditional)
+    # Every class this one cause affects (the quantized variants that inherit a gap),
+    # sorted; `worker` is the first. Empty on a finding about one class only.
+    workers: tuple[str, ...] = ()
+    # Whether a caller of the tree reaches it under switches that select the class
+    # ("reachable"), every caller excludes them ("guarded", by `guard`, file:line), or
+    # none calls it ("latent"); see audit.reach. "" where not classed (reachable).
+    reach: str = ""
+    guard: str = ""
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        return self.workers or (self.worker,)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
-        """What a baseline records: no line numbers."""
+        """What a baseline records for the first class: no line numbers."""
         return (self.rule, self.driver, self.method, self.worker)
+
+    @property
+    def keys(self) -> tuple[tuple[str, str, str, str], ...]:
+        """A baseline's keys for every class of the cause (one entry per class, as before
+        causes were grouped, so baselines stay valid)."""
+        return tuple((self.rule, self.driver, self.method, w) for w in self.classes)
 
 
 @dataclass(frozen=True)
@@ -72,21 +98,92 @@ class Undecided:
     reason: str
 
 
-def _stub_counts(owner: ClassInfo, function: Function, resolver: Resolver) -> bool:
-    """`raise NotImplementedError` always; `pass`/`...`/a docstring only when abstract
-    (`@abstractmethod`, or in an ABC/Protocol/`...Interface` class). A `pass` in a
-    concrete base is a deliberate default no-op, which cannot fail."""
+_SLOT = "\x00worker\x00"
+
+
+def _joined(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def group_causes(findings: Iterable[Finding]) -> list[Finding]:
+    """One finding per cause: findings at the same call, of the same rule, driver and
+    method, whose definition (where the method is missing, or the parameter rejected)
+    and sentence are the same but for the class named, become one finding that lists
+    the classes (a default worker and the quantized variants that inherit its gap). Their
+    conditions, where they differ, are joined with "or". Order: first appearance."""
+    groups: dict[tuple[str, ...], list[Finding]] = {}
+    for f in findings:
+        when = f" when {f.condition}"
+        conditional = bool(f.condition) and f.message.endswith(when)
+        sentence = f.message[: len(f.message) - len(when)] if conditional else f.message
+        template = sentence.replace(f.worker, _SLOT)
+        # A sentence that names the class's own attribute ("Cls.attr") is about that class.
+        alone = f.worker if _SLOT + "." in template else ""
+        key: tuple[str, ...] = (f.rule, f.severity, f.driver, f.method, f.call, f.definition,
+                                template, "when" if conditional else "", alone, f.reach,
+                                f.guard)
+        groups.setdefault(key, []).append(f)
+    out: list[Finding] = []
+    for key, members in groups.items():
+        template, conditional = key[6], key[7] == "when"
+        first = members[0]
+        workers = tuple(sorted({w for m in members for w in m.classes}))
+        conditions = _merged({m.condition for m in members})
+        if "" in conditions:
+            condition = ""
+        elif len(conditions) == 1:
+            condition = conditions[0]
+        else:
+            condition = " or ".join(f"({c})" if " and " in c else c for c in conditions)
+        message = template.replace(_SLOT, _joined(workers))
+        if conditional and condition:
+            message += f" when {condition}"
+        out.append(Finding(first.rule, first.severity, first.driver, first.method, workers[0],
+                           first.call, first.definition, message, condition, workers,
+                           first.reach, first.guard))
+    return out
+
+
+def _merged(described: set[str]) -> list[str]:
+    """Conditions (as `describe` writes them) joined by "or", simplified: two that differ
+    only in one switch's value are one without it (`x=true` or `x=false` is always)."""
+    terms = {frozenset(tuple(p.rsplit("=", 1)) for p in c.split(" and ")) if c else frozenset()
+             for c in described}
+    changed = True
+    while changed:
+        changed = False
+        for a in list(terms):
+            for b in list(terms):
+                diff = a ^ b
+                if len(diff) == 2 and len({name for name, _ in diff}) == 1:
+                    terms -= {a, b}
+                    terms.add(a & b)
+                    changed = True
+                    break
+            if changed:
+                break
+    return sorted(" and ".join(f"{n}={v}" for n, v in sorted(t)) for t in terms)
+
+
+def _stub_counts(owner: ClassInfo, function: Function) -> bool:
+    """A stub is `raise NotImplementedError`, or a `pass`/`...`/docstring-only body that
+    is a declaration: an `@abstractmethod`, or a method of a Protocol class itself. Such a
+    body in any other class is a deliberate no-op, whatever its ancestors (an ABC base, an
+    interface): calling it cannot fail."""
     if function.stub is None:
         return False
     if function.stub == "raise NotImplementedError" or function.is_abstract:
         return True
-    bases = {b.rsplit(".", 1)[-1] for c in resolver.mro(owner).classes for b in c.bases}
-    return owner.name.endswith("Interface") or bool(bases & {"ABC", "Protocol"})
+    return any(b.rsplit(".", 1)[-1].split("[")[0] == "Protocol" for b in owner.bases)
+
+
+Classify = Callable[[Dispatch, WorkerChoice, set[str]], tuple[str, str]]
 
 
 def check(
     tree: SourceTree, resolver: Resolver, dispatches: list[Dispatch],
     drivers: dict[str, tuple[Driver | None, list[WorkerChoice]]],
+    classify: Classify | None = None,
 ) -> tuple[list[Finding], list[Undecided]]:
     findings: list[Finding] = []
     undecided: list[Undecided] = []
@@ -110,6 +207,10 @@ def check(
             # When it fails: the call's switches and those that select this class.
             when = describe(condition | choice.condition)
             found, more = _judge(dispatch, choice, info, resolver, when)
+            if found and classify is not None:
+                reach, guard = classify(dispatch, choice,
+                                        driver.switches if driver is not None else set())
+                found = [replace(f, reach=reach, guard=guard) for f in found]
             findings.extend(found)
             undecided.extend(more)
     return findings, undecided
@@ -140,7 +241,7 @@ def _judge(
         )], []
     function, owner = located
     out: list[Finding] = []
-    if _stub_counts(owner, function, resolver):
+    if _stub_counts(owner, function):
         out.append(finding(
             "stub-body", function.where,
             f"{dispatch.function} calls {dispatch.method!r} on {choice.fqn}, where it is only a "
@@ -152,8 +253,8 @@ def _judge(
         for keyword in sorted(dispatch.keywords - accepts):
             out.append(finding(
                 "unknown-keyword", function.where,
-                f"{dispatch.function} sends {keyword}= to {choice.fqn}.{dispatch.method}, "
-                f"which takes no such parameter and no **kwargs",
+                f"{dispatch.function} sends {keyword}= to {dispatch.method!r} of "
+                f"{choice.fqn}, which takes no such parameter and no **kwargs",
             ))
     if not dispatch.open_keywords:
         positional = dispatch.positional
@@ -166,7 +267,7 @@ def _judge(
                 out.append(finding(
                     "required-not-sent", function.where,
                     f"{dispatch.function} never sends {param.name}, a required parameter of "
-                    f"{choice.fqn}.{dispatch.method}",
+                    f"{dispatch.method!r} of {choice.fqn}",
                 ))
     generator = function.is_generator
     if dispatch.stream is True and not generator:

@@ -10,14 +10,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nemo_rl_workers.checks.audit.drivers import (
+    Dispatch,
     Driver,
     DriverReader,
     DriverSide,
     Unresolved,
     WorkerChoice,
 )
+from nemo_rl_workers.checks.audit.interfaces import (
+    check_interface_calls,
+    interface_calls,
+    interfaces_of,
+)
 from nemo_rl_workers.checks.audit.knowledge import driver_side
-from nemo_rl_workers.checks.audit.rules import Finding, Undecided, check
+from nemo_rl_workers.checks.audit.reach import Reachability
+from nemo_rl_workers.checks.audit.rules import (
+    Finding,
+    Severity,
+    Undecided,
+    check,
+    group_causes,
+)
+from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
+from nemo_rl_workers.checks.audit.vllm_extensions import EXTENSION_KEY, named_classes
 from nemo_rl_workers.reading.source import (
     ImportRoots,
     Resolver,
@@ -31,6 +46,7 @@ if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.extensions import ExtensionSection
 
 PACKAGE = "nemo_rl"
+ENTRY_SCRIPTS = "examples"  # the checkout's folder of entry scripts, read beside the package
 
 
 class UnusableTree(ValueError):
@@ -48,7 +64,9 @@ class WorkerClass:
 @dataclass
 class AuditReport:
     root: str
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # one per cause
+    # The same findings, one per (cause, class): what a baseline records and matches.
+    per_class: list[Finding] = field(default_factory=list)
     undecided: list[Undecided] = field(default_factory=list)
     sites: int = 0
     unresolved: list[Unresolved] = field(default_factory=list)
@@ -58,12 +76,23 @@ class AuditReport:
     workers: list[WorkerClass] = field(default_factory=list)
     problems: list[SourceProblem] = field(default_factory=list)
     files_read: int = 0
-    suppressed: int = 0  # findings the baseline already records
+    suppressed: int = 0  # causes the baseline already records (every class of them)
+    # Baseline entries no finding matches any more (rule, driver, method, worker).
+    stale: list[tuple[str, str, str, str]] = field(default_factory=list)
     extensions: ExtensionSection | None = None  # the extension side, when it ran
 
     @property
     def resolved(self) -> int:
         return self.sites - len({u.call for u in self.unresolved})
+
+    def apply_baseline(self, known: set[tuple[str, str, str, str]]) -> None:
+        """Report only what `known` does not record: a cause keeps the classes the
+        baseline lacks; entries that match nothing are `stale`."""
+        current = {f.key for f in self.per_class}
+        self.stale = sorted(known - current)
+        kept = [f for f in self.per_class if f.key not in known]
+        self.suppressed = sum(set(f.keys) <= known for f in self.findings)
+        self.findings = group_causes(kept)
 
 
 @dataclass(frozen=True)
@@ -89,6 +118,16 @@ def stub_roots() -> list[Path]:
     return found
 
 
+def _package(folder: Path) -> bool:
+    """A folder Python imports as a package: with an `__init__.py`, or a namespace package
+    (older trees) holding Python modules at its top or one level down."""
+    if not folder.is_dir():
+        return False
+    if (folder / "__init__.py").is_file():
+        return True
+    return any(folder.glob("*.py")) or any(folder.glob("*/*.py"))
+
+
 def checkout_root(path: Path) -> Path:
     """The folder holding the `nemo_rl` package: PATH itself, or its parent when PATH
     is the package folder; UnusableTree when neither is."""
@@ -97,14 +136,14 @@ def checkout_root(path: Path) -> Path:
             raise UnusableTree(f"{path}: no such folder")
         if not path.is_dir():
             raise UnusableTree(f"{path}: is not a folder")
-        if (path / PACKAGE / "__init__.py").is_file():
+        if _package(path / PACKAGE):
             return path
-        if path.name == PACKAGE and (path / "__init__.py").is_file():
+        if path.name == PACKAGE and _package(path):
             return path.parent
     except OSError as err:
         raise UnusableTree(f"{path}: cannot be read: {err.strerror or err}") from err
     raise UnusableTree(
-        f"{path}: is not a NeMo-RL checkout (no {PACKAGE}/__init__.py in it); give the folder "
+        f"{path}: is not a NeMo-RL checkout (no {PACKAGE} package in it); give the folder "
         f"that holds the {PACKAGE} package"
     )
 
@@ -134,6 +173,55 @@ def _order(where: str) -> tuple[str, int]:
     return (file, int(line)) if line.isdigit() else (where, 0)
 
 
+def _tree_subclasses(tree: SourceTree, resolver: Resolver, side: DriverSide) -> list[Finding]:
+    """The tree's own subclasses of its workers and of what it hands vLLM, judged as
+    extensions (see `subclasses`)."""
+    workers = {c.fqn for d in side.drivers.values() for c in d.choices}
+    model_mentioning(tree, [*(w.rsplit(".", 1)[-1] for w in workers), EXTENSION_KEY])
+    handed = {n.fqn for n in named_classes(tree, EXTENSION_KEY, [])}
+    model_mentioning(tree, [h.rsplit(".", 1)[-1] for h in handed])
+    return audit_subclasses(tree, resolver, workers | handed)
+
+
+def _severity(finding: Finding) -> Severity:
+    """A guarded finding is a note (no caller reaches it under its switches); a latent
+    one (no caller in the tree) at most a warning; a reachable one keeps its rule's."""
+    if finding.reach == "guarded":
+        return "note"
+    if finding.reach == "latent":
+        return "warning"
+    return finding.severity
+
+
+def _script_choices(
+    resolver: Resolver, choices: dict[str, tuple[Driver | None, list[WorkerChoice]]],
+    section: ExtensionSection | None, dispatch: Dispatch,
+) -> dict[str, tuple[Driver | None, list[WorkerChoice]]]:
+    """What a script's call reaches: for a role an extension on the command line stands
+    for, that extension; for any other, the driver's own workers. A method the extension
+    overrides itself is left to the extension side's override rules."""
+    audits = [a for a in (section.audits if section is not None else ())
+              if a.role == dispatch.owner and a.info is not None]
+    if not audits:
+        return choices
+    kept: list[WorkerChoice] = []
+    for item in audits:
+        assert item.info is not None
+        found = resolver.find_method(item.info, dispatch.method)
+        if found is None or found[1].fqn not in item.own:
+            kept.append(WorkerChoice(item.fqn, frozenset(), item.where))
+    return {**choices, dispatch.owner: (None, kept)}
+
+
+def _interface_side(tree: SourceTree, resolver: Resolver, side: DriverSide) -> list[Finding]:
+    """Calls on the interfaces the drivers implement, against every implementation (see
+    `interfaces`)."""
+    found = interfaces_of(tree, resolver, side.drivers)
+    model_mentioning(tree, [i.name for i in found.values()])
+    workers = {c.fqn for d in side.drivers.values() for c in d.choices}
+    return check_interface_calls(resolver, interface_calls(tree, resolver, side.drivers, workers))
+
+
 def audit(
     path: Path,
     *,
@@ -149,7 +237,9 @@ def audit(
     # Import roots other than the checkout are read like stub roots: every module under
     # each, named from that root, in the same one-pass model. The extension side needs
     # every module modelled (it looks for what generation workers hand vLLM anywhere).
-    tree = read_tree(root, packages=[PACKAGE],
+    # Entry scripts (`examples/**/*.py`) start actors and call them by name too.
+    scripts = [ENTRY_SCRIPTS] if (root / ENTRY_SCRIPTS).is_dir() else []
+    tree = read_tree(root, packages=[PACKAGE, *scripts],
                      stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)],
                      eager=driver_side if extend is None else _extension_side)
     resolver = Resolver(tree)
@@ -158,26 +248,40 @@ def audit(
     owners = {d.name for d in side.drivers.values()}
     owners |= {d.owner for d in side.dispatches}
     choices = {name: reader.choices_of(name) for name in owners}
-    findings, undecided = check(tree, resolver, side.dispatches, choices)
-    if paths:
-        # A script under --path calls the workers of the extension it selects: its calls
-        # are judged against that extension (the extension side), not the defaults.
-        roots = [str(Path(p).resolve()) for p in paths]
-        findings = [f for f in findings if not _under(f.call, roots)]
+    # A script under --path calls the workers of the extension it selects: its calls by
+    # name are judged against that extension, once the extension side has told each
+    # extension's role (below); the tree's own calls against the defaults.
+    roots = [str(Path(p).resolve()) for p in paths]
+    # Callers of the drivers (algorithms, environments, entry scripts) name them: model
+    # those modules before the calls are indexed for reachability.
+    model_mentioning(tree, [d.name for d in side.drivers.values()])
+    from_path = [d for d in side.dispatches if roots and _under(d.call, roots)]
+    findings, undecided = check(tree, resolver, [d for d in side.dispatches
+                                                 if d not in from_path], choices,
+                                Reachability(tree, side).classify)
+    findings.extend(_tree_subclasses(tree, resolver, side))
+    findings.extend(_interface_side(tree, resolver, side))
     section: ExtensionSection | None = None
     if extend is not None:
         more, section = extend(AuditContext(root, tree, resolver, side, choices))
         findings = [*findings, *more]
+    for dispatch in from_path:
+        found, more_undecided = check(tree, resolver, [dispatch],
+                                      _script_choices(resolver, choices, section, dispatch))
+        findings.extend(found)
+        undecided.extend(more_undecided)
 
     def rel(where: str) -> str:
         file, _, line = where.rpartition(":")
         return f"{_relative(file, root)}:{line}" if file else _relative(where, root)
 
     report = AuditReport(str(path))
-    report.findings = sorted(
-        (Finding(f.rule, f.severity, f.driver, f.method, f.worker, rel(f.call),
-                 rel(f.definition), f.message, f.condition) for f in findings),
+    report.per_class = sorted(
+        (Finding(f.rule, _severity(f), f.driver, f.method, f.worker, rel(f.call),
+                 rel(f.definition), f.message, f.condition, (), f.reach or "reachable",
+                 rel(f.guard) if f.guard else "") for f in findings),
         key=lambda f: (_order(f.call), f.worker, f.rule))
+    report.findings = group_causes(report.per_class)
     report.undecided = [Undecided(u.driver, u.method, u.worker, rel(u.call), u.reason)
                         for u in undecided]
     report.sites = side.sites

@@ -34,4 +34,4 @@ def annotation(finding: Finding) -> str:
 
 
 def render(results: Results) -> str:
-    return "".join(annotation(f) + "\n" for case in results.cases for f in case.every())
+    return "".join(annotation(f) + "\n" for f in results.annotations())

@@ -41,7 +41,7 @@ def artifact_uri(file: str) -> str:
 def render(results: Results) -> str:
     from pydantic_sarif import model as sarif
 
-    findings = [f for case in results.cases for f in case.every()]
+    findings = results.annotations()
     rule_ids = list(dict.fromkeys(f.rule for f in findings))
     descriptors = []
     for rule in rule_ids:

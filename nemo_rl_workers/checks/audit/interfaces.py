@@ -1,0 +1,237 @@
+"""Calls on the driver-side interfaces: an algorithm or entry script holds a driver only
+as the interface it implements (`policy_generation: GenerationInterface`), and calls it
+directly; every implementation in the tree must take that call.
+
+- an *interface*: a class of the tree in the MRO of a driver (not the driver itself)
+  that declares an abstract method or is an ABC / Protocol;
+- its *implementations*: the tree's classes below it that are not interfaces;
+- a *call on it*: `p.m(...)` where `p` is a parameter annotated with the interface
+  (`I`, `Optional[I]`, `I | None`), in any function of the tree or of `examples/`;
+- each call against each implementation: a method none of its MRO has
+  (`missing-method`), a keyword its method does not take (`unknown-keyword`), a
+  required parameter not given (`required-not-sent`). A call under
+  `isinstance(p, C)` reaches only the classes C names; under `hasattr(p, "m")` none
+  that lack m.
+
+Everything here is derived from the tree: no interface or driver is named.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
+from nemo_rl_workers.reading.source import (
+    CallSite,
+    ClassInfo,
+    Function,
+    Resolver,
+    SourceTree,
+    resolve_fqn,
+    resolve_local,
+)
+
+_MARKERS = frozenset({"ABC", "Protocol"})
+
+
+@dataclass(frozen=True)
+class InterfaceCall:
+    function: str  # qualname of the calling function
+    method: str
+    call: CallSite
+    interface: ClassInfo
+    implementations: tuple[ClassInfo, ...]
+
+
+def _is_interface(info: ClassInfo) -> bool:
+    return any(m.is_abstract for m in info.methods.values()) or any(
+        b.rsplit(".", 1)[-1].split("[")[0] in _MARKERS for b in info.bases)
+
+
+def interfaces_of(tree: SourceTree, resolver: Resolver,
+                  drivers: Iterable[str]) -> dict[str, ClassInfo]:
+    """The interfaces the drivers (by FQN) implement, by FQN."""
+    out: dict[str, ClassInfo] = {}
+    root = tree.roots[0]
+    for fqn in drivers:
+        info = tree.classes.get(fqn)
+        if info is None:
+            continue
+        for base in resolver.mro(info).classes[1:]:
+            if base.file.startswith(root) and _is_interface(base):
+                out[base.fqn] = base
+    return out
+
+
+def _implementations(tree: SourceTree, resolver: Resolver, interface: ClassInfo,
+                     workers: set[str]) -> tuple[ClassInfo, ...]:
+    """The classes below the interface, but for worker classes (those the drivers start,
+    their subclasses and their bases): workers that also inherit it are reached through
+    their drivers, never held as the interface."""
+    root = tree.roots[0]
+    worker_side = {c.fqn for w in workers if (info := resolve_fqn(tree, w)) is not None
+                   for c in resolver.mro(info).classes}  # workers and their own bases
+    found = [info for info in list(tree.classes.values())
+             if info is not interface and info.file.startswith(root)
+             and not _is_interface(info) and info.fqn not in worker_side
+             and interface in (mro := resolver.mro(info).classes)
+             and not any(c.fqn in workers for c in mro)]
+    return tuple(sorted(found, key=lambda c: c.fqn))
+
+
+def _annotated(tree: SourceTree, function: Function,
+               interfaces: dict[str, ClassInfo]) -> dict[str, ClassInfo]:
+    """Parameter name -> the interface its annotation names."""
+    module = tree.modules.get(function.module)
+    out: dict[str, ClassInfo] = {}
+    if module is None:
+        return out
+    for param in function.params:
+        if not param.annotation:
+            continue
+        try:
+            node = ast.parse(param.annotation, mode="eval")
+        except SyntaxError:
+            continue
+        named = {resolve_local(module, ast.unparse(n)) for n in ast.walk(node)
+                 if isinstance(n, (ast.Name, ast.Attribute))}
+        hits = [interfaces[n] for n in named if n in interfaces]
+        if len(hits) == 1:
+            out[param.name] = hits[0]
+    return out
+
+
+def interface_calls(tree: SourceTree, resolver: Resolver, drivers: Iterable[str],
+                    workers: set[str]) -> list[InterfaceCall]:
+    """`drivers`: the drivers' FQNs; `workers`: the worker classes they start."""
+    interfaces = interfaces_of(tree, resolver, drivers)
+    if not interfaces:
+        return []
+    names = {i.name for i in interfaces.values()}
+    implementations: dict[str, tuple[ClassInfo, ...]] = {}
+    params: dict[tuple[str, str], dict[str, ClassInfo]] = {}
+    out: list[InterfaceCall] = []
+    for call in tree.calls:
+        func = call.node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            continue
+        function = tree.function_of(call)
+        if function is None or not any(
+                p.annotation and any(n in p.annotation for n in names) for p in function.params):
+            continue
+        key = (function.module, function.qualname)
+        if key not in params:
+            params[key] = _annotated(tree, function, interfaces)
+        interface = params[key].get(func.value.id)
+        if interface is None:
+            continue
+        if interface.fqn not in implementations:
+            implementations[interface.fqn] = _implementations(tree, resolver, interface,
+                                                               workers)
+        out.append(InterfaceCall(function.qualname, func.attr, call, interface,
+                                 _narrowed(tree, call, func.value.id, func.attr,
+                                           implementations[interface.fqn], resolver)))
+    return out
+
+
+def _narrowed(tree: SourceTree, call: CallSite, name: str, method: str,
+              classes: tuple[ClassInfo, ...], resolver: Resolver) -> tuple[ClassInfo, ...]:
+    """The classes the call's guards let through: `isinstance(name, C)` keeps C's
+    subclasses (or drops them when it does not hold), `hasattr(name, "m")` those with m."""
+    module = tree.modules.get(call.module)
+    kept = list(classes)
+    tests: list[tuple[ast.expr, bool]] = []
+    todo = [(g.test, g.holds) for g in call.guards]
+    function = tree.function_of(call)
+    seen: set[str] = set()
+    while todo:
+        test, holds = todo.pop()
+        assigned = function.assignments.get(test.id, []) if (
+            isinstance(test, ast.Name) and function is not None and test.id not in seen) else []
+        if len(assigned) == 1 and isinstance(test, ast.Name):  # `ok = ... and hasattr(...)`
+            seen.add(test.id)
+            todo.append((assigned[0].value, holds))
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            todo.append((test.operand, not holds))
+        elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) == holds:
+            todo.extend((value, holds) for value in test.values)  # each part holds
+        else:
+            tests.append((test, holds))
+    for test, holds in tests:
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name)
+                and len(test.args) == 2 and isinstance(test.args[0], ast.Name)
+                and test.args[0].id == name):
+            continue
+        if test.func.id == "hasattr" and isinstance(test.args[1], ast.Constant) and holds:
+            attribute = str(test.args[1].value)
+            kept = [c for c in kept if resolver.find_method(c, attribute) is not None
+                    or resolver.has_attribute(c, attribute)]
+        elif test.func.id == "isinstance" and module is not None:
+            targets = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [
+                test.args[1]]
+            named = [resolve_fqn(tree, resolve_local(module, ast.unparse(t))) for t in targets]
+            if any(n is None for n in named):
+                if holds:
+                    return ()  # narrowed to a class the tree does not define: not judged
+                continue
+            within = [c for c in kept if any(n in resolver.mro(c).classes for n in named)]
+            kept = within if holds else [c for c in kept if c not in within]
+    return tuple(kept)
+
+
+def check_interface_calls(resolver: Resolver, calls: list[InterfaceCall]) -> list[Finding]:
+    out: list[Finding] = []
+    for item in calls:
+        node = item.call.node
+        for impl in item.implementations:
+            out.extend(_judge(resolver, item, impl, node))
+    return out
+
+
+def _judge(resolver: Resolver, item: InterfaceCall, impl: ClassInfo,
+           node: ast.Call) -> list[Finding]:
+    def finding(rule: RuleName, definition: str, message: str) -> Finding:
+        return Finding(rule, RULES[rule], item.function, item.method, impl.fqn,
+                       item.call.where, definition, message)
+
+    spelled = f"{item.function} calls {item.method!r} on a {item.interface.name}"
+    located = resolver.find_method(impl, item.method)
+    if located is None:
+        mro = resolver.mro(impl)
+        if resolver.has_attribute(impl, item.method) or mro.unknown or mro.problem:
+            return []
+        return [finding("missing-method", mro.classes[-1].where,
+                        f"{spelled}, and its implementation {impl.fqn} has no such method "
+                        f"(its MRO ends at {mro.classes[-1].name})")]
+    function, owner = located
+    if any(d.split("(")[0].rsplit(".", 1)[-1] not in ("abstractmethod", "override")
+           for d in function.decorators):
+        return []  # a decorator may change what it takes
+    params = function.bound_params()
+    out: list[Finding] = []
+    names = {p.name for p in params if p.kind != "positional-only"}
+    if not function.takes_var_keyword:
+        for keyword in node.keywords:
+            if keyword.arg is not None and keyword.arg not in names:
+                out.append(finding(
+                    "unknown-keyword", function.where,
+                    f"{spelled}, sending {keyword.arg}=, which {owner.name}.{item.method} "
+                    f"(the method of its implementation {impl.fqn}) takes no such parameter "
+                    "and no **kwargs"))
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords):
+        return out
+    positional = [p for p in params if p.kind in ("positional-only", "positional")]
+    given = {p.name for p in positional[: len(node.args)]} | {
+        k.arg for k in node.keywords if k.arg is not None}
+    for param in params:
+        if param.kind in ("var-positional", "var-keyword") or param.has_default:
+            continue
+        if param.name not in given:
+            out.append(finding(
+                "required-not-sent", function.where,
+                f"{spelled} without {param.name}, a required parameter of "
+                f"{owner.name}.{item.method} (the method of its implementation {impl.fqn})"))
+    return out

@@ -1,0 +1,175 @@
+"""The tree's own extensions: every class of the tree that subclasses a worker a driver
+starts or a class the tree hands vLLM as `worker_extension_cls`, judged as `audit ...
+EXTENSION` judges a user's class (`extension_rules`), and its overrides against the calls
+its base classes make on `self`.
+
+- `super().m(...)` / `self.m(...)` in the class's own methods, against its MRO: a method
+  no class defines, an unknown keyword, a missing argument, too many positional ones
+  (the `extension-*` rules);
+- each method it overrides, against every `self.m(...)` its bases' own methods make (the
+  base's lifecycle calls the subclass's override): the `base-call-*` rules.
+
+What cannot be told (a base outside the tree, a decorated method, `*`/`**` at the call)
+is passed over here, as the extension side lists it as unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+
+from nemo_rl_workers.checks.audit.extension_rules import (
+    ExtensionAudit,
+    _Calls,
+    _transparent,
+    self_nodes,
+)
+from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
+from nemo_rl_workers.reading.source import (
+    ClassInfo,
+    Function,
+    Resolver,
+    SourceTree,
+    base_names,
+    resolve_fqn,
+)
+
+
+def model_mentioning(tree: SourceTree, names: Iterable[str]) -> None:
+    """Model every pending module whose text names one of these classes (a subclass
+    must import or name its base)."""
+    wanted = sorted({n for n in names if n})
+    if not wanted:
+        return
+    # As a word: `Value` names the driver, `ValueError` does not.
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, wanted)) + r")\b")
+    for module in [m for m, (_, text) in tree.pending.items() if pattern.search(text)]:
+        tree.module(module)
+
+
+MAX_CHAIN = 200  # a chain of bases longer than this is the MRO's problem, not ours
+
+
+def subclasses_of(tree: SourceTree, resolver: Resolver, roots: set[str]) -> list[ClassInfo]:
+    """Classes of the tree (not the stubs) with a proper ancestor among `roots`: each
+    class's bases are resolved once (memoized), so a tree of 10,000 classes costs 10,000
+    steps, not 10,000 MROs."""
+    known: dict[str, bool] = {}
+
+    def descends(start: ClassInfo) -> bool:
+        path: list[ClassInfo] = []
+        todo = [start]
+        result = False
+        while todo and len(path) < MAX_CHAIN and not result:
+            info = todo.pop()
+            if info.fqn in known:
+                result = known[info.fqn]
+                continue
+            if info in path:
+                continue
+            path.append(info)
+            for name in base_names(tree, info):
+                if name in roots:
+                    result = True
+                    break
+                base = resolve_fqn(tree, name)
+                if base is not None:
+                    todo.append(base)
+        for info in path:
+            known.setdefault(info.fqn, result)
+        return result
+
+    out = [info for info in list(tree.classes.values())
+           if info.bases and info.file.startswith(tree.roots[0]) and descends(info)]
+    return sorted(out, key=lambda c: c.fqn)
+
+
+def audit_subclasses(
+    tree: SourceTree, resolver: Resolver, roots: set[str]
+) -> list[Finding]:
+    findings: list[Finding] = []
+    cache: dict[str, _SelfCalls] = {}
+    for info in subclasses_of(tree, resolver, roots):
+        mro = resolver.mro(info)
+        if mro.problem is not None:
+            continue
+        audit = ExtensionAudit(info.fqn, info)
+        checker = _Calls(tree, resolver, info, audit)
+        for function in info.methods.values():
+            checker.body_calls(info, function)
+        findings.extend(audit.findings)
+        findings.extend(_base_calls(checker, info, cache))
+    return findings
+
+
+_SelfCalls = dict[str, list[tuple[Function, ast.Call]]]
+
+
+def _self_calls(info: ClassInfo, cache: dict[str, _SelfCalls]) -> _SelfCalls:
+    """`self.<name>(...)` calls in a class's own methods, by name (once per class)."""
+    if info.fqn not in cache:
+        found: _SelfCalls = {}
+        for function in info.methods.values():
+            for node in self_nodes(function):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "self"):
+                    found.setdefault(node.func.attr, []).append((function, node))
+        cache[info.fqn] = found
+    return cache[info.fqn]
+
+
+def _base_calls(checker: _Calls, info: ClassInfo,
+                cache: dict[str, _SelfCalls]) -> list[Finding]:
+    """Each override of `info` against the `self.<name>(...)` calls of its bases."""
+    out: list[Finding] = []
+    for name, override in info.methods.items():
+        if name.startswith("__") or not _transparent(override):
+            continue
+        for base in checker.mro[1:]:
+            for function, node in _self_calls(base, cache).get(name, ()):
+                out.extend(_judge(info, override, base, function, node))
+    return out
+
+
+def _judge(info: ClassInfo, override: Function, base: ClassInfo, caller: Function,
+           node: ast.Call) -> list[Finding]:
+    where = f"{caller.file}:{node.lineno}"
+    spelled = f"{base.name}.{caller.name}"
+
+    def finding(rule: RuleName, message: str) -> Finding:
+        return Finding(rule, RULES[rule], spelled, override.name, info.fqn, where,
+                       override.where, message)
+
+    out: list[Finding] = []
+    params = override.bound_params()
+    names = {p.name for p in params if p.kind != "positional-only"}
+    if not override.takes_var_keyword:
+        for keyword in node.keywords:
+            if keyword.arg is not None and keyword.arg not in names:
+                out.append(finding(
+                    "base-call-unknown-keyword",
+                    f"{spelled} calls self.{override.name}(..., {keyword.arg}=...), but the "
+                    f"override {info.fqn}.{override.name} has no parameter {keyword.arg} and "
+                    "no **kwargs"))
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords):
+        return out
+    positional = [p for p in params if p.kind in ("positional-only", "positional")]
+    if len(node.args) > len(positional) and not override.takes_var_positional:
+        out.append(finding(
+            "base-call-too-many-positional",
+            f"{spelled} calls self.{override.name}(...) with {len(node.args)} positional "
+            f"arguments, but the override {info.fqn}.{override.name} takes {len(positional)}"))
+    given = {p.name for p in positional[: len(node.args)]} | {
+        k.arg for k in node.keywords if k.arg is not None}
+    for param in params:
+        if param.kind in ("var-positional", "var-keyword") or param.has_default:
+            continue
+        if param.name not in given:
+            out.append(finding(
+                "base-call-missing-argument",
+                f"{spelled} calls self.{override.name}(...) without {param.name}, which the "
+                f"override {info.fqn}.{override.name} requires"))
+    return out
