@@ -279,8 +279,9 @@ def own_schema(problem: Problem, revision: Revision) -> Problem:
 
 def scoped_findings(revision: Revision, verdict: TreeVerdict) -> list[str]:
     """The audit's findings that this config can hit: those on the class each section
-    starts, under switches the section's values do not exclude. One line each, as
-    warnings: which of them the tree's callers guard is the audit's to say."""
+    starts, under switches the section's values do not exclude, less those every caller
+    guards against (the audit's `guarded`). One line each, as warnings: whether the
+    algorithm this recipe runs is among the callers the tree's source cannot tell."""
     from nemo_rl_workers.checks.audit.run import audit_of
 
     if revision.root is None or revision.is_reference:
@@ -290,17 +291,23 @@ def scoped_findings(revision: Revision, verdict: TreeVerdict) -> list[str]:
     for res in verdict.resolutions:
         values = verdict.switches.get(res.section, {})
         for finding in report.findings:
-            if finding.worker != res.fqn or not _compatible(finding.condition, values):
+            if (res.fqn not in finding.classes or finding.reach == "guarded"
+                    or not _compatible(finding.condition, values)):
                 continue
-            lines.append(f"{res.section}: {finding.call}: {finding.severity}[{finding.rule}]: "
-                         f"{finding.message}")
+            reach = f" ({finding.reach})" if finding.reach else ""
+            lines.append(f"{res.section}: {finding.call}: {finding.severity}[{finding.rule}]"
+                         f"{reach}: {finding.message}")
     return list(dict.fromkeys(lines))
 
 
 def _compatible(condition: str, values: Mapping[str, bool]) -> bool:
-    """Whether a finding's `a=true and b=false` can hold where the section set `values`."""
-    for part in condition.split(" and ") if condition else ():
-        name, _, value = part.partition("=")
-        if name in values and values[name] != (value == "true"):
-            return False
-    return True
+    """Whether a finding's condition (`a=true and b=false`, or alternatives of those
+    joined by ` or `, each in parentheses) can hold where the section set `values`."""
+    if not condition:
+        return True
+    for alternative in condition.split(" or "):
+        parts = alternative.strip().removeprefix("(").removesuffix(")").split(" and ")
+        if all(values.get(name, value == "true") == (value == "true")
+               for name, _, value in (part.strip().partition("=") for part in parts)):
+            return True
+    return False

@@ -305,3 +305,15 @@ def test_hostile_trees_are_judged_or_undecided(tmp_path: Path) -> None:
     assert code == 1
     assert {(p["path"], p["rule"]) for p in report["problems"]} == {
         ("policy", "tree.undecided"), ("policy.generation", "tree.undecided")}
+
+
+def test_an_audit_condition_is_compatible_with_the_section_s_switches() -> None:
+    from nemo_rl_workers.checks.revision_rules import _compatible
+
+    megatron = {"megatron_cfg.enabled": True}
+    v1 = {"megatron_cfg.enabled": False, "dtensor_cfg._v2": False}
+    either = "(dtensor_cfg._v2=false and megatron_cfg.enabled=false) or megatron_cfg.enabled=true"
+    assert _compatible(either, megatron) and _compatible(either, v1)
+    assert not _compatible(either, {"megatron_cfg.enabled": False, "dtensor_cfg._v2": True})
+    assert _compatible("", megatron) and _compatible("async_engine=true", megatron)
+    assert not _compatible("megatron_cfg.enabled=false", megatron)
