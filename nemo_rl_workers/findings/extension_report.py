@@ -31,6 +31,7 @@ def section_json(section: ExtensionSection) -> dict[str, Any]:
         ],
         "vllm": {
             "version": section.vllm_version,
+            "pinned": section.vllm_pinned,
             "worker": section.vllm_worker,
             "extensions": [
                 {

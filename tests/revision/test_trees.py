@@ -317,3 +317,22 @@ def test_an_audit_condition_is_compatible_with_the_section_s_switches() -> None:
     assert not _compatible(either, {"megatron_cfg.enabled": False, "dtensor_cfg._v2": True})
     assert _compatible("", megatron) and _compatible("async_engine=true", megatron)
     assert not _compatible("megatron_cfg.enabled=false", megatron)
+
+
+def test_vllm_s_rule_is_judged_for_the_pinned_version_or_says_which(tmp_path: Path) -> None:
+    """The tree pins vLLM 0.20.1 and only vllm-stubs 0.33.0 is installed: one line names
+    both, and the JSON carries the pin; a tree pinning the installed version gets none."""
+    root = old_tree(tmp_path / "old")
+    code, out, err = run("audit", "--nemo-rl", str(root), "--no-cache", "--json")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "nemo-rl-workers: audit: the tree pins vLLM 0.20.1, for which no vllm-stubs is "
+        "installed; vLLM's extension rule is judged against the installed vllm-stubs 0.33.0"]
+    assert json.loads(out)["vllm"] | {"extensions": []} == json.loads(out)["vllm"] | {
+        "version": "0.33.0", "pinned": "0.20.1", "extensions": []}
+    same = old_tree(tmp_path / "same")
+    (same / "pyproject.toml").write_text(
+        '[project]\nname = "fork"\nversion = "0"\ndependencies = ["vllm==0.33.0"]\n')
+    code, out, err = run("audit", "--nemo-rl", str(same), "--no-cache", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["vllm"]["pinned"] == "0.33.0"

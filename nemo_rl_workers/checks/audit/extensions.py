@@ -63,6 +63,7 @@ class ExtensionSection:
     origins: dict[str, str] = field(default_factory=dict)
     vllm: VllmTreeReport | None = None
     vllm_extensions: list[str] = field(default_factory=list)  # judged by vLLM's rule
+    vllm_pinned: str | None = None  # the vLLM version the tree's pyproject.toml pins
 
     def rel(self, where: str) -> str:
         """`file:line` (or a file) relative to the checkout."""
@@ -124,11 +125,20 @@ def _fields(node: object, prefix: str) -> Iterable[tuple[str, str]]:
 
 
 def extension_side(
-    values: Sequence[str], paths: Sequence[str], vllm_version: str | None
+    values: Sequence[str], paths: Sequence[str], vllm_version: str | None,
+    pinned: str | None = None,
 ) -> tuple[Callable[[AuditContext], tuple[list[Finding], ExtensionSection]], str]:
     """The `extend` hook of `run.audit` for the command line's arguments, and a note for
-    stderr ("" when none). Raises UnusableExtension for arguments that cannot be used."""
-    from nemo_rl_workers.checks.vllm_extension_rule import ExtensionRuleUnavailable, load_rule
+    stderr ("" when none). Raises UnusableExtension for arguments that cannot be used.
+
+    Without `--vllm-version`, vLLM's rule is the one of the version the tree pins
+    (`pinned`) where stubs of it are installed; otherwise the installed stubs' own, and
+    the note names both versions."""
+    from nemo_rl_workers.checks.vllm_extension_rule import (
+        ExtensionRuleUnavailable,
+        installed_manifests,
+        load_rule,
+    )
 
     for path in paths:
         if not Path(path).is_dir():
@@ -136,15 +146,24 @@ def extension_side(
     extensions = extensions_from_args(values)
     note = ""
     rule: ExtensionRule | None
+    wanted = vllm_version
+    if wanted is None and pinned is not None and pinned in installed_manifests():
+        wanted = pinned
     try:
-        rule = load_rule(vllm_version)
+        rule = load_rule(wanted)
     except ExtensionRuleUnavailable as missing:
         if vllm_version is not None:
             raise UnusableExtension(str(missing)) from missing
         rule, note = None, f"vLLM's extension rule not applied: {missing}"
+    if rule is not None and vllm_version is None and pinned is not None \
+            and rule.version != pinned:
+        note = (f"the tree pins vLLM {pinned}, for which no vllm-stubs is installed; vLLM's "
+                f"extension rule is judged against the installed vllm-stubs {rule.version}")
 
     def extend(ctx: AuditContext) -> tuple[list[Finding], ExtensionSection]:
-        return audit_extensions(ctx, extensions, rule)
+        findings, section = audit_extensions(ctx, extensions, rule)
+        section.vllm_pinned = pinned
+        return findings, section
 
     return extend, note
 
