@@ -361,12 +361,16 @@ def judge(
     python: str | None = None,
     protocols: Mapping[str, type] | None = None,
     cache: StaticCache | None = None,
+    first_roots: Sequence[str] = (),
 ) -> list[StaticReport]:
     """One report per subject, in order; one checker run for all of them (for those
-    that `cache`, when given, does not validly hold)."""
+    that `cache`, when given, does not validly hold). `first_roots`: folders searched
+    before the interpreter's path (a NeMo-RL tree given as --nemo-rl)."""
     known = _known_protocols(subjects) if protocols is None else protocols
     python = python or sys.executable
     roots = ImportRoots.of(python)
+    if first_roots and not isinstance(roots, str):
+        roots = roots.searched_first(first_roots)
     reports: dict[int, StaticReport] = {}
     if isinstance(roots, str):
         return [StaticReport(s, unusable=roots) for s in subjects]

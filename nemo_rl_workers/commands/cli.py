@@ -318,16 +318,8 @@ def _add_fit_findings(
 
 
 def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from contracts import check as check_contract
-    from nemo_rl_workers.checks.builder_defaults import builder_defaults
-    from nemo_rl_workers.checks.contract_check import (
-        import_class,
-        isolated,
-        vllm_extension_problems,
-    )
     from nemo_rl_workers.model.fqn import fqn_problem
     from nemo_rl_workers.model.protocols import load_protocol
-    from nemo_rl_workers.model.registry import RegistryError, default_registry
 
     protocol, unknown = load_protocol(args.protocol)
     if protocol is None:
@@ -340,10 +332,47 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if value is not None and (problem := fqn_problem(value, what)) is not None:
             print(f"nemo-rl-workers: {problem.message}", file=err)
             return EXIT_UNUSABLE
+    # --nemo-rl: the class (and its bases) are taken from that tree, ahead of the
+    # environment's own `nemo_rl`; --reference or no flag: from the environment.
+    tree_root: str | None = None
+    if args.nemo_rl is not None:
+        from nemo_rl_workers.reading.checkout import UnusableCheckout, given_checkout
+
+        try:
+            tree_root = str(given_checkout(args.nemo_rl).root)
+        except UnusableCheckout as bad:
+            print(f"nemo-rl-workers: {bad}", file=err)
+            return EXIT_UNUSABLE
     if args.static:
         from nemo_rl_workers.commands.static import verify_static
 
-        return verify_static(args, out, err)
+        return verify_static(args, out, err, tree_root)
+    if tree_root is not None:
+        # The tree's modules are imported for this verdict only: a process that runs the
+        # command in-process (the pytest plugin) keeps its own `nemo_rl` afterwards.
+        before = set(sys.modules)
+        sys.path.insert(0, tree_root)
+        try:
+            return _verify_imported(args, protocol, out, err)
+        finally:
+            sys.path.remove(tree_root)
+            for name in set(sys.modules) - before:
+                if str(getattr(sys.modules[name], "__file__", "") or "").startswith(tree_root):
+                    del sys.modules[name]
+    return _verify_imported(args, protocol, out, err)
+
+
+def _verify_imported(args: argparse.Namespace, protocol: type, out: TextIO,
+                     err: TextIO) -> int:
+    """`verify` by importing the class (in its own thread, bounded)."""
+    from contracts import check as check_contract
+    from nemo_rl_workers.checks.builder_defaults import builder_defaults
+    from nemo_rl_workers.checks.contract_check import (
+        import_class,
+        isolated,
+        vllm_extension_problems,
+    )
+    from nemo_rl_workers.model.registry import RegistryError, default_registry
     try:
         registry = default_registry()
     except RegistryError as bad:

@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true")
     add_output_format(verify)
     _static_flags(verify)
+    add_nemo_rl_flag(verify)
 
     listing = sub.add_parser("list", help="show every worker row and registered extension")
     listing.add_argument("--json", action="store_true", help="one JSON object on stdout")

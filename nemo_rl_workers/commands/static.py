@@ -38,15 +38,17 @@ def _checker_missing(checker: str, err: TextIO) -> bool:
     return False
 
 
-def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """`verify FQN --protocol P --static`: judge one class from its source."""
+def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO,
+                  tree_root: str | None = None) -> int:
+    """`verify FQN --protocol P --static`: judge one class from its source (taken from the
+    NeMo-RL tree at `tree_root` first, when given)."""
     if _checker_missing(args.checker, err):
         return EXIT_UNUSABLE
     usable, cache = open_cache(args, err)
     if not usable:
         return EXIT_UNUSABLE
     (report,) = judge([Subject(args.fqn, args.protocol, args.base)], checker=args.checker,
-                      cache=cache)
+                      cache=cache, first_roots=(tree_root,) if tree_root else ())
     if report.unusable is not None:
         print(f"nemo-rl-workers: {report.unusable}", file=err)
         return EXIT_UNUSABLE

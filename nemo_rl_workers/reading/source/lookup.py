@@ -64,6 +64,14 @@ class ImportRoots:
             return f"{python} failed: {(done.stderr.strip().splitlines() or ['no output'])[-1]}"
         return cls._from_json(done.stdout)
 
+    def searched_first(self, folders: Sequence[str]) -> ImportRoots:
+        """These roots with `folders` ahead of them; an editable install's map of a
+        top-level name those folders hold no longer wins over them."""
+        first = tuple(os.path.abspath(f) for f in folders)
+        held = {name for f in first for name in _names(f)}
+        mapped = {top: where for top, where in self.mapped.items() if top not in held}
+        return ImportRoots((*first, *self.paths), mapped)
+
     @classmethod
     def _from_json(cls, text: str) -> ImportRoots:
         raw = json.loads(text)
@@ -78,6 +86,14 @@ class Located:
     module: str
     file: Path
     root: Path
+
+
+def _names(folder: str) -> set[str]:
+    """The top-level module and package names in a folder."""
+    try:
+        return {name.removesuffix(".py") for name in os.listdir(folder)}
+    except OSError:
+        return set()
 
 
 class RootListing:
