@@ -350,15 +350,19 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if tree_root is not None:
         # The tree's modules are imported for this verdict only: a process that runs the
         # command in-process (the pytest plugin) keeps its own `nemo_rl` afterwards.
-        before = set(sys.modules)
+        package = args.fqn.split(".")[0]
+        kept = {name: module for name, module in sys.modules.items()
+                if name == package or name.startswith(f"{package}.")}
+        for name in kept:
+            del sys.modules[name]
         sys.path.insert(0, tree_root)
         try:
             return _verify_imported(args, protocol, out, err)
         finally:
             sys.path.remove(tree_root)
-            for name in set(sys.modules) - before:
-                if str(getattr(sys.modules[name], "__file__", "") or "").startswith(tree_root):
-                    del sys.modules[name]
+            for name in [n for n in sys.modules if n == package or n.startswith(f"{package}.")]:
+                del sys.modules[name]
+            sys.modules.update(kept)
     return _verify_imported(args, protocol, out, err)
 
 
