@@ -16,8 +16,9 @@ library and no registry. Nothing here imports torch, Ray, vLLM or ModelOpt.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nemo_rl_workers.lazy import lazy_api
 
 __version__ = "0.1.0"
 
@@ -69,10 +70,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'nemo_rl_workers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_api(__name__, globals(), _API)

@@ -16,7 +16,7 @@ from tests.structure.test_import_cycles import import_graph
 # Lowest first. The package's own `__init__` (the lazy public API and `__version__`) and
 # `errors` (the exception catalogue every layer raises) are the floor.
 LAYERS = (
-    ("nemo_rl_workers", "nemo_rl_workers.errors"),
+    ("nemo_rl_workers", "nemo_rl_workers.errors", "nemo_rl_workers.lazy"),
     ("nemo_rl_workers.reading",),
     ("nemo_rl_workers.model",),
     ("nemo_rl_workers.checks",),

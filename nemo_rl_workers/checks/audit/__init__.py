@@ -8,8 +8,9 @@ judges each call against each class, `run.audit` ties them together.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nemo_rl_workers.lazy import lazy_api
 
 # The package API: name -> its module. Loaded on first use, so that a module of this
 # package (the knowledge tables, the conditions) can be imported without the whole audit.
@@ -49,10 +50,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_api(__name__, globals(), _API)
