@@ -22,9 +22,8 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.audit.conditions import Condition, describe
 from nemo_rl_workers.checks.audit.knowledge import (
     DRIVER_ROLES,
     EXTENSION_FIELD,
@@ -35,7 +34,10 @@ from nemo_rl_workers.checks.audit.knowledge import (
 )
 from nemo_rl_workers.reading.checkout import Checkout, vllm_pin
 from nemo_rl_workers.reading.git_head import head_commit
-from nemo_rl_workers.reading.source import Function, SourceTree, read_tree
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.audit.conditions import Condition
+    from nemo_rl_workers.reading.source import Function, SourceTree
 
 NEW_SCHEMA = "automodel_cfg"
 OLD_SCHEMA = "dtensor_cfg"
@@ -55,6 +57,8 @@ class TreeRow:
 
     @property
     def switches(self) -> str:
+        from nemo_rl_workers.checks.audit.conditions import describe
+
         return describe(self.condition) or "always"
 
 
@@ -118,7 +122,8 @@ class Revision:
 # -- the reference ----------------------------------------------------------------------
 
 # The built-in table's (role, backend, mode) as the switches its drivers read.
-_REFERENCE_SWITCHES: Mapping[tuple[str, str, str | None], tuple[str, Condition]] = {
+_Switches = frozenset[tuple[str, bool]]  # audit.conditions' Condition, without importing it
+_REFERENCE_SWITCHES: Mapping[tuple[str, str, str | None], tuple[str, _Switches]] = {
     ("policy", "megatron", None): ("Policy", frozenset({("megatron_cfg.enabled", True)})),
     ("policy", "automodel", None): ("Policy", frozenset({("automodel_cfg.enabled", True)})),
     ("generation", "vllm", "sync"): ("VllmGeneration", frozenset({("async_engine", False)})),
@@ -212,7 +217,7 @@ def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
     """The model of the tree at `root` (the folder holding its `nemo_rl`); `name`: how
     reports name it (default: the folder)."""
     from nemo_rl_workers.checks.audit.drivers import DriverReader
-    from nemo_rl_workers.reading.source import Resolver
+    from nemo_rl_workers.reading.source import Resolver, read_tree
 
     tree = read_tree(root, packages=["nemo_rl"], eager=driver_side)
     resolver = Resolver(tree)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.static_cache import StaticCache
 
-from nemo_rl_workers.reading.source.lookup import ImportRoots, Located, locate
+from nemo_rl_workers.reading.source.lookup import ImportRoots, Located, RootListing, locate
 
 __all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-exported
 
@@ -286,7 +286,8 @@ def _parse(checker: str, out: str, err: str, code: int, name: str) -> list[_Diag
 # Judging
 
 
-def _unresolved_imports(source: Located, roots: ImportRoots) -> list[str]:
+def _unresolved_imports(source: Located, roots: ImportRoots,
+                        listing: RootListing | None = None) -> list[str]:
     """Top-level packages the module imports that are not on the import path here."""
     try:
         tree = ast.parse(source.file.read_text(encoding="utf-8"), str(source.file))
@@ -300,7 +301,8 @@ def _unresolved_imports(source: Located, roots: ImportRoots) -> list[str]:
             names.add(node.module.split(".")[0])
     known = set(sys.stdlib_module_names) | {"__future__"}
     return sorted(
-        n for n in names - known if isinstance(locate(n, roots), str) and not _has_stubs(n, roots)
+        n for n in names - known
+        if isinstance(locate(n, roots, listing), str) and not _has_stubs(n, roots)
     )
 
 
@@ -377,8 +379,10 @@ def judge(
     pending: list[int] = []
     skipped: dict[int, list[str]] = {}
     search: set[Path] = set()
+    # Every subject's modules are found in the same roots: list each root once.
+    where = _Where(roots, ImportRoots.of_this_interpreter(), RootListing())
     for index, subject in enumerate(subjects):
-        problem = _source_problem(subject, known, roots, search, skipped.setdefault(index, []))
+        problem = _source_problem(subject, known, where, search, skipped.setdefault(index, []))
         if problem is not None:
             reports[index] = StaticReport(subject, unusable=problem)
         else:
@@ -412,14 +416,24 @@ def _known_protocols(subjects: Sequence[Subject]) -> dict[str, type]:
     return known
 
 
+@dataclass(frozen=True)
+class _Where:
+    """Where one `judge` looks: the class's roots, the driver's own (for the Protocols)."""
+
+    roots: ImportRoots
+    own: ImportRoots
+    listing: RootListing
+
+
 def _source_problem(
     subject: Subject,
     protocols: Mapping[str, type],
-    roots: ImportRoots,
+    where: _Where,
     search: set[Path],
     skipped: list[str],
 ) -> str | None:
     """Why `subject` cannot be judged, or None after recording its roots and notes."""
+    roots = where.roots
     if subject.protocol not in protocols:
         return (
             f"unknown protocol {subject.protocol!r}; known: {', '.join(sorted(protocols))}"
@@ -427,7 +441,7 @@ def _source_problem(
     for fqn in filter(None, (subject.fqn, subject.base_fqn)):
         module, _, name = fqn.rpartition(".")
         shown = fqn if fqn == subject.fqn else f"--base {fqn}"
-        found = locate(module, roots) if module else f"{fqn!r} names no module"
+        found = locate(module, roots, where.listing) if module else f"{fqn!r} names no module"
         if isinstance(found, str):
             if fqn != subject.fqn:
                 continue  # a base that is not here (a fork's class): undecided, not unusable
@@ -440,10 +454,10 @@ def _source_problem(
             skipped.extend(
                 f"{module} imports {missing}, which is not installed here: what it provides "
                 "is unknown to the checker (Any)"
-                for missing in _unresolved_imports(found, roots)
+                for missing in _unresolved_imports(found, roots, where.listing)
             )
     # The Protocols are the driver's (this interpreter's), wherever the class lives.
-    found = locate(protocols[subject.protocol].__module__, ImportRoots.of_this_interpreter())
+    found = locate(protocols[subject.protocol].__module__, where.own)
     if isinstance(found, Located):
         search.add(found.root)
     return None

@@ -16,7 +16,8 @@ from junitparser import Error, Failure, JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
 from nemo_rl_workers.findings.catalogue import GUIDE_URL_ENV
-from nemo_rl_workers.findings.formats import Case, Finding, Results, render
+from nemo_rl_workers.findings.formats import render
+from nemo_rl_workers.findings.results import Case, Finding, Results
 
 HOSTILE = "bad\x1b[31m red\r\nsecond line\x00 100% done, a:b — ünïcödé 日本語 🚀"
 ODD_FILE = "configs/a,b:c ü.yaml"

@@ -8,9 +8,10 @@ adapter (`formats.adapters`) makes. `--json` stays a spelling of `--output-forma
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from nemo_rl_workers.findings.results import Case, Finding, Results
+if TYPE_CHECKING:  # the writers' argument; the flag's names need none of it
+    from nemo_rl_workers.findings.results import Results
 
 FORMATS = ("text", "json", "github", "sarif", "junit")
 STRUCTURED = ("github", "sarif", "junit")
@@ -19,7 +20,7 @@ _NEEDS = {"sarif": "pydantic_sarif", "junit": "junitparser"}
 EXTRA = "nemo-rl-worker-contracts[ci]"
 
 __all__ = [
-    "EXTRA", "FORMATS", "STRUCTURED", "Case", "Finding", "FormatUnavailable", "Results",
+    "EXTRA", "FORMATS", "STRUCTURED", "FormatUnavailable",
     "render", "unavailable", "write",
 ]
 

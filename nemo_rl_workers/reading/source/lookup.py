@@ -125,19 +125,20 @@ def locate(module: str, roots: ImportRoots, listing: RootListing | None = None) 
     top, *rest = module.split(".")
     candidates: list[tuple[Path, Path]] = []  # (folder or file, root)
     if top in roots.mapped:
-        folder = Path(roots.mapped[top])
-        candidates.append((folder, folder.parent))
+        mapped = Path(roots.mapped[top])
+        candidates.append((mapped, mapped.parent))
     portions: list[tuple[Path, Path]] = []  # namespace package folders, tried last
     for entry in roots.paths:
         if listing is not None and not listing.may_hold(entry, top):
             continue
-        base = Path(entry)
-        if (base / top / "__init__.py").is_file():
-            candidates.append((base / top, base))
-        elif (base / f"{top}.py").is_file():
-            candidates.append((base / f"{top}.py", base))
-        elif (base / top).is_dir():
-            portions.append((base / top, base))
+        # os.path on strings: this runs for every module of every run (pathlib is slower).
+        folder = os.path.join(entry, top)
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            candidates.append((Path(folder), Path(entry)))
+        elif os.path.isfile(f"{folder}.py"):
+            candidates.append((Path(f"{folder}.py"), Path(entry)))
+        elif os.path.isdir(folder):
+            portions.append((Path(folder), Path(entry)))
     candidates += portions
     for start, root in candidates:
         found = _descend(start, rest)
@@ -149,14 +150,14 @@ def locate(module: str, roots: ImportRoots, listing: RootListing | None = None) 
 
 
 def _descend(start: Path, parts: Sequence[str]) -> Path | None:
-    here = start
+    here = str(start)
     for part in parts:
-        if not here.is_dir():
+        if not os.path.isdir(here):
             return None
-        here = here / part
-        if not here.is_dir() and here.with_suffix(".py").is_file():
-            here = here.with_suffix(".py")
-    if here.is_dir():
-        init = here / "__init__.py"
-        return init if init.is_file() else None
-    return here if here.suffix == ".py" and here.is_file() else None
+        here = os.path.join(here, part)
+        if not os.path.isdir(here) and os.path.isfile(f"{here}.py"):
+            here = f"{here}.py"
+    if os.path.isdir(here):
+        init = os.path.join(here, "__init__.py")
+        return Path(init) if os.path.isfile(init) else None
+    return Path(here) if here.endswith(".py") and os.path.isfile(here) else None
