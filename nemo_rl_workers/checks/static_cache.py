@@ -25,7 +25,6 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, get_args
 
@@ -46,6 +45,7 @@ from nemo_rl_workers.checks.static_inputs import (
     still_valid,
 )
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.reading import distributions
 
 DEFAULT_CACHE_DIR = ".nemo-rl-workers-cache"
 FORMAT = 1
@@ -207,10 +207,7 @@ def _checker_identity(checker: str) -> str:
         stamp = f"{info.st_size}:{info.st_mtime_ns}"
     except OSError:
         stamp = "-"
-    try:
-        version = metadata.version(checker)
-    except metadata.PackageNotFoundError:
-        version = "?"
+    version = distributions.version(checker) or "?"
     return f"{checker}:{exe}:{stamp}:{version}"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from types import MappingProxyType
 
 from typing_extensions import is_protocol
@@ -20,6 +19,8 @@ from nemo_rl_workers.model.rows import DRIVER_ENV as DRIVER_ENV  # re-exported: 
 from nemo_rl_workers.model.rows import ActorEnvironment as ActorEnvironment
 from nemo_rl_workers.model.rows import WorkerRow as WorkerRow
 from nemo_rl_workers.model.table import BUILTIN_ROWS
+from nemo_rl_workers.reading import distributions
+from nemo_rl_workers.reading.distributions import EntryPoint
 
 ENTRY_POINT_GROUP = "nemo_rl.workers"
 
@@ -147,7 +148,7 @@ class WorkerRegistry:
         return None
 
 
-def _load_plugin(entry_point: metadata.EntryPoint) -> WorkerPlugin:
+def _load_plugin(entry_point: EntryPoint) -> WorkerPlugin:
     # A stale or broken registration (its package uninstalled, its module raising) is
     # the user's environment, not a bug here: one RegistryError naming it, never a crash.
     try:
@@ -174,7 +175,7 @@ def build_registry(*, entry_points: bool = True) -> WorkerRegistry:
     """The built-in table plus every installed `nemo_rl.workers` entry point."""
     registry = WorkerRegistry(BUILTIN_ROWS)
     if entry_points:
-        for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        for ep in sorted(distributions.entry_points(ENTRY_POINT_GROUP), key=lambda e: e.name):
             registry.add(_load_plugin(ep), source=f"entry point {ep.name!r} ({ep.value})")
     return registry
 
