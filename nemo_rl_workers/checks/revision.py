@@ -283,48 +283,27 @@ def _functions(tree: SourceTree, modules: set[str]) -> list[Function]:
 def _extension_field(tree: SourceTree, modules: set[str]) -> str:
     """Whether the drivers read `worker_extension_cls_fqn` from the config (a subscript
     or `.get` key) or take it as a constructor argument (a parameter), or both."""
+    from nemo_rl_workers.checks.audit.conditions import key_chain
+
     from_config = from_constructor = False
     for function in _functions(tree, modules):
         if any(p.name == EXTENSION_FIELD for p in function.params):
             from_constructor = True
         for node in ast.walk(function.node):
-            key = _key_read(node)
-            if key == EXTENSION_FIELD:
+            if isinstance(node, ast.Subscript | ast.Call) and key_chain(node)[-1:] == [
+                    EXTENSION_FIELD]:
                 from_config = True
     if from_config and from_constructor:
         return "config and constructor"
     return "config" if from_config else "constructor" if from_constructor else "not read"
 
 
-def _key_read(node: ast.AST) -> str | None:
-    """The string key a subscript or `.get(...)` reads, or None."""
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        return node.slice.value if isinstance(node.slice.value, str) else None
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get" and node.args
-            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-        return node.args[0].value
-    return None
-
-
-def _chain(node: ast.expr) -> list[str]:
-    """The keys of a `cfg["a"].get("b", d)` chain, outermost last."""
-    keys: list[str] = []
-    current: ast.expr = node
-    while True:
-        key = _key_read(current)
-        if key is None:
-            return list(reversed(keys))
-        keys.append(key)
-        current = current.value if isinstance(current, ast.Subscript) else (
-            current.func.value if isinstance(current, ast.Call)
-            and isinstance(current.func, ast.Attribute) else current)
-
-
 def _defaults(tree: SourceTree, modules: set[str], switches: set[str]) -> dict[str, bool]:
     """Each switch's value where the config leaves it out, as the drivers read it:
     the literal default of a `.get(key, default)` whose key chain ends with the switch's
     keys. A switch read only by subscript has none (the key is required)."""
+    from nemo_rl_workers.checks.audit.conditions import key_chain
+
     found: dict[str, bool] = {}
     for function in _functions(tree, modules):
         for node in ast.walk(function.node):
@@ -333,7 +312,7 @@ def _defaults(tree: SourceTree, modules: set[str], switches: set[str]) -> dict[s
                     and isinstance(node.args[1], ast.Constant)
                     and isinstance(node.args[1].value, bool)):
                 continue
-            keys = tuple(_chain(node))
+            keys = tuple(key_chain(node))
             for name in switches:
                 wanted = SWITCHES[name].keys if name in SWITCHES else ()
                 if wanted and keys[-len(wanted):] == wanted:

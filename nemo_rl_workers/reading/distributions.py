@@ -16,6 +16,9 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 
 _SUFFIXES = (".dist-info", ".egg-info")
 _MAX_TEXT = 1 << 20  # an entry_points.txt or METADATA larger than this is not read
@@ -64,10 +67,12 @@ def _distributions(path: Sequence[str] | None) -> Iterator[tuple[str, str]]:
 
 
 def _text(path: str) -> str | None:
+    """A metadata file through the guarded reader: a FIFO or a device named like one, on
+    any folder of the path, must not hang every command."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(_MAX_TEXT)
-    except OSError:
+        return read_regular(Path(path), limit=_MAX_TEXT, what="a metadata file").decode(
+            "utf-8", "replace")
+    except FileRefused:
         return None
 
 

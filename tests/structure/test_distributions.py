@@ -47,3 +47,27 @@ def test_a_plugin_folder_on_the_path_is_read_and_loaded(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
                           text=True, timeout=60, check=True)
     assert done.stdout.strip() == "42"
+
+
+def test_hostile_metadata_folders_are_passed_over(tmp_path: Path) -> None:
+    """A FIFO named entry_points.txt or METADATA, a folder in its place, a huge file:
+    nothing hangs, nothing raises, the other distributions are still read."""
+    import os
+
+    fifo = tmp_path / "fifo_dist-1.0.dist-info"
+    fifo.mkdir()
+    os.mkfifo(fifo / "entry_points.txt")
+    os.mkfifo(fifo / "METADATA")
+    folder = tmp_path / "folder_dist-1.0.dist-info"
+    (folder / "entry_points.txt").mkdir(parents=True)
+    huge = tmp_path / "huge_dist-1.0.dist-info"
+    huge.mkdir()
+    (huge / "entry_points.txt").write_text("[nemo_rl.workers]\n" + "# pad\n" * 300_000)
+    good = tmp_path / "good_dist-2.0.dist-info"
+    good.mkdir()
+    (good / "entry_points.txt").write_text("[nemo_rl.workers]\ng = good:PLUGIN\n")
+    (good / "METADATA").write_text("Metadata-Version: 2.1\nName: good-dist\nVersion: 2.0\n")
+    found = distributions.entry_points("nemo_rl.workers", [str(tmp_path)])
+    assert [(e.name, e.dist) for e in found] == [("g", "good-dist")]
+    assert distributions.version("fifo-dist", [str(tmp_path)]) is None
+    assert distributions.version("good-dist", [str(tmp_path)]) == "2.0"

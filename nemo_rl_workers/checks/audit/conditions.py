@@ -18,7 +18,7 @@ ALWAYS: Condition = frozenset()
 MAX_DEPTH = 4
 
 
-def _keys(node: ast.expr) -> list[str]:
+def key_chain(node: ast.expr) -> list[str]:
     """The string keys of a `a["x"].get("y", d)["z"]` chain, outermost last."""
     keys: list[str] = []
     current: ast.expr = node
@@ -44,7 +44,7 @@ def switch_of(node: ast.expr, function: Function | None, depth: int = 0) -> str 
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" \
             and len(node.args) == 1:
         return switch_of(node.args[0], function, depth + 1)
-    keys = _keys(node)
+    keys = key_chain(node)
     for name, switch in SWITCHES.items():
         if len(keys) >= len(switch.keys) and tuple(keys[-len(switch.keys):]) == switch.keys:
             return name
