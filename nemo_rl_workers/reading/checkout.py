@@ -38,10 +38,6 @@ class Checkout:
     def name(self) -> str:
         return self.shown or str(self.root)
 
-    @property
-    def package(self) -> Path:
-        return self.root / PACKAGE
-
 
 def is_checkout(folder: Path) -> bool:
     """Whether `folder` holds a `nemo_rl` package (regular, or a namespace folder of
