@@ -60,11 +60,11 @@ def test_upstreams_vllm_extensions_clash_with_vllm_0_33(corpus: Path) -> None:
     ]
     # Every resolved collective_rpc names a method of the extension or of vLLM's worker.
     assert not [f for f in report["findings"] if f["rule"] == "collective-rpc-missing"]
-    assert vllm["collective_rpc"]["resolved"] == 29
-    assert [u["function"] for u in vllm["collective_rpc"]["unresolved"]] == [
-        "VllmAsyncCheckpointEngineRpcMixin.checkpoint_engine_rpc_async",
-        "VllmCheckpointEngineRpcMixin.checkpoint_engine_rpc",
-    ]
+    # The checkpoint-engine mixins pass on the name the synchronizer sends them
+    # (`_run_generation("prepare_checkpoint_engine")`, `common_kwargs={...}`): resolved
+    # through the drivers' calls, the policy's calls of the same name not counted.
+    assert vllm["collective_rpc"]["resolved"] == 31
+    assert vllm["collective_rpc"]["unresolved"] == []
 
 
 def test_upstreams_template_project(corpus: Path) -> None:

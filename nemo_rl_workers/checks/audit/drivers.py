@@ -111,6 +111,11 @@ class DriverSide:
     unresolved: list[Unresolved] = field(default_factory=list)
     sites: int = 0  # dispatch call sites seen
     environments: dict[str, str] = field(default_factory=dict)  # actor FQN -> env, if found
+    # worker method -> the calls that reach it by name: (call, dispatch helper or "remote"
+    # for a direct call, the driver whose workers receive it, the one class its handle
+    # holds if known): where the arguments a worker method gets are read.
+    sites_of: dict[str, list[tuple[CallSite, str, str, str | None]]] = field(
+        default_factory=dict)
 
 
 # -- values: literal strings and where they come from ----------------------------------
@@ -599,6 +604,7 @@ class DriverReader:
         keywords, open_keywords = self._keywords(call, helper, function)
         stream = self._stream(call, function, helper.returns)
         for name, cond, where, extra, extra_open in self._names(call, name_expr, function):
+            self._site(name, call, helper_name, owner.driver, None)
             self._emit(Dispatch(
                 driver_name, where_fn, owner.driver, name, cond | frozenset(owner.holds),
                 frozenset(keywords | extra), open_keywords or extra_open, 0, stream,
@@ -608,6 +614,89 @@ class DriverReader:
             self._unresolved(call, helper_name,
                              f"the method name {_text(name_expr)!r} is not a literal here or "
                              "at any caller")
+
+    def _site(self, method: str, call: CallSite, helper: str, owner: str,
+              worker: str | None) -> None:
+        sites = self.side.sites_of.setdefault(method, [])
+        if (call, helper, owner, worker) not in sites:
+            sites.append((call, helper, owner, worker))
+
+    def sent(self, method: str, param: str, position: int | None,
+             worker: str) -> set[str] | None:
+        """The strings the tree's calls of `method` on workers of class `worker` (or a
+        subclass) send as its parameter `param` (`position`: its index among the
+        arguments a caller gives, if it can be given positionally), from literals at the
+        call or at the callers of the function that makes it; empty when no call sends
+        one, None when some call sends a value that cannot be told."""
+        out: set[str] = set()
+        for call, helper_name, owner, held in self.side.sites_of.get(method, []):
+            if not self._reaches(owner, held, worker):
+                continue
+            function = self.tree.function_of(call)
+            cls = self.tree.classes.get(f"{call.module}.{call.cls}") if call.cls else None
+            expressions = self._sent_expressions(call, helper_name, param, position)
+            if expressions is None:
+                return None
+            for expr in expressions:
+                found = self.values.strings(expr, function, cls)
+                if found is not None:
+                    out |= {value for value, _, _ in found}
+                    continue
+                if not (isinstance(expr, ast.Name) and function is not None):
+                    return None
+                given = {value for value, *_ in self._from_callers(function, expr.id, cls, 0)}
+                if not given:
+                    return None
+                out |= given
+        return out
+
+    def _reaches(self, owner: str, held: str | None, worker: str) -> bool:
+        """Whether a call on `owner`'s workers (of class `held`, when the handle names
+        one) can land on a `worker`: some class it may start has `worker` in its MRO."""
+        started = [held] if held is not None else [c.fqn for c in self.choices_of(owner)[1]]
+        for fqn in started:
+            info = resolve_fqn(self.tree, fqn)
+            if info is not None and any(c.fqn == worker for c in self.resolver.mro(info).classes):
+                return True
+        return False
+
+    def _sent_expressions(self, call: CallSite, helper_name: str, param: str,
+                          position: int | None) -> list[ast.expr] | None:
+        """What one call gives a worker method's parameter: for a helper that sends each
+        worker its own value (a list per keyword), the list's items; [] when the call
+        leaves it to its default, None when that cannot be told."""
+        node = call.node
+        helper = DISPATCH_HELPERS.get(helper_name)
+        if helper is None:  # a direct `.remote(...)`
+            args = node.args
+            given = call.keyword(param)
+        else:
+            if not helper.sends_keywords or param in helper.own_keywords:
+                return []
+            first = (helper.name_position if helper.name_position is not None else -1) + 1
+            args = node.args[first:]
+            given = call.keyword(param)
+            if given is None and helper.common_keyword is not None:
+                common = call.keyword(helper.common_keyword)
+                if isinstance(common, ast.Dict):
+                    given = next((v for k, v in zip(common.keys, common.values, strict=True)
+                                  if isinstance(k, ast.Constant) and k.value == param), None)
+                    if given is not None:
+                        return [given]
+            if given is not None and helper.common_keyword is not None:
+                # The helper's other keywords carry one value per worker.
+                if isinstance(given, (ast.List, ast.Tuple)):
+                    return list(given.elts)
+                if isinstance(given, (ast.ListComp, ast.GeneratorExp)):
+                    return [given.elt]
+                return [given]
+        if given is None and position is not None:
+            if any(isinstance(a, ast.Starred) for a in args[: position + 1]):
+                return None
+            given = args[position] if position < len(args) else None
+        if given is None and any(k.arg is None for k in node.keywords):
+            return None  # perhaps in a `**mapping`
+        return [] if given is None else [given]
 
     def _unresolved(self, call: CallSite, helper: str, reason: str) -> None:
         self.side.unresolved.append(Unresolved(
@@ -811,6 +900,7 @@ class DriverReader:
             self._unresolved(call, "remote", f"whose workers {handle} holds is not known")
             return
         self._driver(call)
+        self._site(method, call, "remote", owner.driver, worker)
         keywords = {k.arg for k in call.node.keywords if k.arg is not None}
         open_keywords = any(k.arg is None for k in call.node.keywords)
         positional = len(call.node.args)

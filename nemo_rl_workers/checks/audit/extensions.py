@@ -202,7 +202,7 @@ def audit_extensions(
         findings.extend(_conditioned(audit.findings, calls))
     if rule is None:
         return findings, section
-    vllm = audit_vllm(tree, resolver, rule, vllm_given, passed_at)
+    vllm = audit_vllm(tree, resolver, rule, vllm_given, passed_at, ctx.sent)
     vllm.unresolved[:0] = unresolved
     section.vllm = vllm
     section.vllm_extensions = sorted(vllm.names)
@@ -218,11 +218,15 @@ def audit_extensions(
             named.where if named.where != "(command line)" else definition, definition,
             clash.message()))
     for call, name, lacking in vllm.rpc_missing:
+        # One cause per call site, name and lacking extensions: the driver is the function
+        # the call is written in (a mixin's, for every worker that has it).
+        missing_in = tree.classes.get(lacking[0])
         findings.append(Finding(
             "collective-rpc-missing", RULES["collective-rpc-missing"],
-            f"{call.cls.name}.{call.function.rpartition('.')[2]}", name, call.cls.fqn,
-            call.where, call.cls.where,
-            f"{call.cls.name} calls collective_rpc({name!r}){(' ' + call.via) if call.via else ''}"
+            call.function, name, call.cls.fqn, call.where,
+            missing_in.where if missing_in is not None else call.cls.where,
+            f"{call.function} calls collective_rpc({name!r})"
+            f"{(' ' + call.via) if call.via else ''} on {call.cls.fqn}"
             f", but neither vLLM {rule.version}'s worker nor the extension it hands vLLM "
             f"({', '.join(lacking)}) has a method {name}"))
     return findings, section

@@ -105,6 +105,9 @@ class AuditContext:
     resolver: Resolver
     side: DriverSide
     choices: dict[str, tuple[Driver | None, list[WorkerChoice]]]
+    # The strings the drivers' calls of a worker method send as one of its parameters
+    # (`DriverReader.sent`): a name a worker passes on to `collective_rpc`.
+    sent: Callable[[str, str, int | None, str], set[str] | None] | None = None
 
 
 def stub_roots() -> list[Path]:
@@ -263,7 +266,7 @@ def audit(
     findings.extend(_interface_side(tree, resolver, side))
     section: ExtensionSection | None = None
     if extend is not None:
-        more, section = extend(AuditContext(root, tree, resolver, side, choices))
+        more, section = extend(AuditContext(root, tree, resolver, side, choices, reader.sent))
         findings = [*findings, *more]
     for dispatch in from_path:
         found, more_undecided = check(tree, resolver, [dispatch],

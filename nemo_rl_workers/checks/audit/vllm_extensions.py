@@ -14,8 +14,9 @@ vllm-stubs' record (`nemo_rl_workers.checks.vllm_extension_rule`).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import TypeAlias
 
 from nemo_rl_workers.checks.audit.string_values import functions_of, parameter_index, values
 from nemo_rl_workers.checks.vllm_extension_rule import Clash, ExtensionRule, WorkerName
@@ -33,6 +34,12 @@ EXTENSION_KEY = "worker_extension_cls"
 WORKER_KEY = "worker_cls"
 RPC_METHOD = "collective_rpc"
 RPC_NAME_KEYWORD = "method"
+
+# (worker method, parameter, its position among a caller's arguments, the worker class)
+# -> the strings the tree's calls of that method by name on such workers send for it,
+# None when some cannot be told.
+Sent: TypeAlias = Callable[[str, str, int | None, str], set[str] | None]
+# (empty: no call sends it)
 
 
 @dataclass(frozen=True)
@@ -170,8 +177,11 @@ def audit_vllm(
     rule: ExtensionRule,
     extra_extensions: Iterable[str] = (),
     passed: list[Named] | None = None,
+    sent: Sent | None = None,
 ) -> VllmTreeReport:
-    """`passed`: `named_classes(tree, EXTENSION_KEY, ...)` when the caller has it."""
+    """`passed`: `named_classes(tree, EXTENSION_KEY, ...)` when the caller has it;
+    `sent`: what the drivers' calls of a worker method send as one of its parameters
+    (a worker method that passes a name on to `collective_rpc`)."""
     report = VllmTreeReport()
     report.extensions = passed if passed is not None else named_classes(
         tree, EXTENSION_KEY, report.unresolved)
@@ -193,7 +203,7 @@ def audit_vllm(
             for clash in rule.clashes(named.fqn, names.names, worker_extra=own):
                 if clash.name in own:
                     report.clashes.append((named, clash))
-    _collective_rpcs(tree, resolver, rule, report)
+    _collective_rpcs(tree, resolver, rule, report, sent)
     return report
 
 
@@ -219,7 +229,8 @@ def _direct_extensions(
 
 
 def _rpc_names(
-    tree: SourceTree, module: Module, function: Function, call: ast.Call
+    tree: SourceTree, module: Module, function: Function, call: ast.Call, sent: Sent | None,
+    worker: ClassInfo,
 ) -> tuple[set[str] | None, str]:
     node = call.args[0] if call.args else next(
         (k.value for k in call.keywords if k.arg == RPC_NAME_KEYWORD), None
@@ -232,13 +243,13 @@ def _rpc_names(
     index, by_keyword = parameter_index(function, node.id)
     if index is None and not by_keyword:
         return None, ""
-    # A helper's parameter: the literals its callers in the tree pass.
+    # A parameter: the literals the callers in its module pass, and, for a worker
+    # method, what the drivers' calls of it by name send.
+    via = f"through {function.qualname}'s parameter {node.id}"
     out: set[str] = set()
-    callers = 0
     for other in list(tree.calls):
-        if other.callee.rpartition(".")[2] != function.name or other.module != module.name:
+        if other.module != module.name or _called_name(other.node) != function.name:
             continue
-        callers += 1
         arg: ast.expr | None = None
         if index is not None and index < len(other.node.args):
             arg = other.node.args[index]
@@ -247,11 +258,22 @@ def _rpc_names(
         caller = _function(tree, other.module, other.function)
         given = None if arg is None else values(arg, module, caller)
         if given is None:
-            return None, f"through {function.qualname}'s parameter {node.id}"
+            return None, via
         out |= given
-    if not callers:
-        return None, ""
-    return out, f"through {function.qualname}'s parameter {node.id}"
+    if sent is not None and "." in function.qualname:
+        from_drivers = sent(function.name, node.id, index, worker.fqn)
+        if from_drivers is None:
+            return None, via
+        out |= from_drivers
+    return (out or None), via
+
+
+def _called_name(node: ast.Call) -> str | None:
+    """`m` for `x.m(...)` and `m(...)`."""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def _function(tree: SourceTree, module_name: str, qualname: str | None) -> Function | None:
@@ -268,7 +290,8 @@ def _function(tree: SourceTree, module_name: str, qualname: str | None) -> Funct
 
 
 def _collective_rpcs(
-    tree: SourceTree, resolver: Resolver, rule: ExtensionRule, report: VllmTreeReport
+    tree: SourceTree, resolver: Resolver, rule: ExtensionRule, report: VllmTreeReport,
+    sent: Sent | None,
 ) -> None:
     by_class: dict[str, set[str]] = {}
     by_function: dict[str, set[str]] = {}
@@ -306,7 +329,7 @@ def _collective_rpcs(
                     ]
                 for node in rpc_nodes[id(function)]:
                     _check_rpc(tree, resolver, report, seen, vllm_names, info, extensions,
-                               module, function, node)
+                               module, function, node, sent)
 
 
 def _subclasses(tree: SourceTree, roots: set[str]) -> list[ClassInfo]:
@@ -332,16 +355,16 @@ def _subclasses(tree: SourceTree, roots: set[str]) -> list[ClassInfo]:
 def _check_rpc(
     tree: SourceTree, resolver: Resolver, report: VllmTreeReport, seen: dict[str, RpcCall],
     vllm_names: Mapping[str, WorkerName], worker: ClassInfo, extensions: set[str],
-    module: Module, function: Function, node: ast.Call,
+    module: Module, function: Function, node: ast.Call, sent: Sent | None,
 ) -> None:
     where = f"{function.file}:{node.lineno}"
-    first = where not in seen
-    if first:
-        names, via = _rpc_names(tree, module, function, node)
-        call = RpcCall(where, worker, function.qualname, tuple(sorted(names or ())), via)
+    # The names can depend on the worker (a parameter: the calls on that worker's
+    # driver); the report lists each call site once, as its first worker sees it.
+    names, via = _rpc_names(tree, module, function, node, sent, worker)
+    call = RpcCall(where, worker, function.qualname, tuple(sorted(names or ())), via)
+    if where not in seen:
         seen[where] = call
         (report.rpc_unresolved if names is None else report.rpc_calls).append(call)
-    call = seen[where]
     if not call.names:
         return
     for name in call.names:
