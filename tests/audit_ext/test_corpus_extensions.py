@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,39 @@ def test_mypy_and_pyrefly_accept_the_protocols_and_upstreams_default_workers(
     assert pyrefly.returncode == 0, pyrefly.stdout + pyrefly.stderr
     assert errors == []
     assert len(pairs) == 18
+
+
+def test_a_checkpoint_engine_name_misspelt_in_a_copy_of_the_corpus(
+        corpus: Path, tmp_path: Path) -> None:
+    """The synchronizer's `_run_generation("prepare_checkpoint_engine")` misspelt: the
+    name reaches `collective_rpc` through `checkpoint_engine_rpc`'s parameter, and
+    neither extension the vLLM workers hand vLLM has it (checked by hand: the mixins
+    with the checkpoint engine define `prepare_checkpoint_engine` only)."""
+    copy = tmp_path / "nemo-rl"
+    copy.mkdir()
+    shutil.copytree(corpus / "nemo_rl", copy / "nemo_rl", symlinks=True)
+    sync = copy / "nemo_rl" / "weight_sync" / "checkpoint_engine_weight_synchronizer.py"
+    text = sync.read_text(encoding="utf-8")
+    misspelt = text.replace('self._run_generation("prepare_checkpoint_engine")',
+                            'self._run_generation("prepare_checkpoint_engin")', 1)
+    assert misspelt != text
+    sync.write_text(misspelt, encoding="utf-8")
+    before = {(f["rule"], f["call"], f["method"]) for f in corpus_json(corpus)["findings"]}
+    after = corpus_json(copy, "--no-cache")
+    new = [f for f in after["findings"] if (f["rule"], f["call"], f["method"]) not in before]
+    sync_call, async_call = (f"nemo_rl/models/generation/vllm/checkpoint_engine.py:{line}"
+                             for line in (182, 198))
+    quant = "nemo_rl.modelopt.models.generation.vllm_quant_worker."
+    plain = "nemo_rl.models.generation.vllm."
+    assert sorted((f["rule"], f["method"], f["call"], tuple(f["workers"])) for f in new) == [
+        ("collective-rpc-missing", "prepare_checkpoint_engin", sync_call,
+         (f"{quant}VllmQuantGenerationWorker",)),
+        ("collective-rpc-missing", "prepare_checkpoint_engin", sync_call,
+         (f"{plain}vllm_worker.VllmGenerationWorker",
+          f"{plain}vllm_worker.VllmGenerationWorkerImpl")),
+        ("collective-rpc-missing", "prepare_checkpoint_engin", async_call,
+         (f"{quant}VllmQuantAsyncGenerationWorker",)),
+        ("collective-rpc-missing", "prepare_checkpoint_engin", async_call,
+         (f"{plain}vllm_worker_async.VllmAsyncGenerationWorker",
+          f"{plain}vllm_worker_async.VllmAsyncGenerationWorkerImpl")),
+    ]

@@ -106,7 +106,10 @@ def test_a_name_passed_on_that_the_extension_lacks_is_found(
         ("report_devise_id", "nemo_rl/models/generation/vllm/vllm_worker.py:9", [
             "nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorker",
             "nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorkerImpl"])]
-    assert "through RpcMixin.engine_rpc's parameter engine_method" in rpc[0]["message"]
+    assert rpc[0]["message"].startswith(
+        "RpcMixin.engine_rpc calls collective_rpc('report_devise_id') through its parameter "
+        "engine_method on nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorker and "
+        "nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorkerImpl, but neither")
     assert report["vllm"]["collective_rpc"]["unresolved"] == []
 
 

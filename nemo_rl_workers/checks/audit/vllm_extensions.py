@@ -74,7 +74,7 @@ class RpcCall:
     cls: ClassInfo
     function: str
     names: tuple[str, ...]  # empty when unresolved
-    via: str = ""  # "through <helper>'s parameter <p>" when the name comes from callers
+    via: str = ""  # "through its parameter <p>" when the name comes from callers
 
 
 @dataclass
@@ -245,7 +245,7 @@ def _rpc_names(
         return None, ""
     # A parameter: the literals the callers in its module pass, and, for a worker
     # method, what the drivers' calls of it by name send.
-    via = f"through {function.qualname}'s parameter {node.id}"
+    via = f"through its parameter {node.id}"
     out: set[str] = set()
     for other in list(tree.calls):
         if other.module != module.name or _called_name(other.node) != function.name:
