@@ -170,4 +170,6 @@ def analyze_for_tree(
     report.warnings.extend(verdict.warnings)
     report.skipped.extend(verdict.notes)
     if verify:
-        report.warnings.extend(f"audit: {line}" for line in scoped_findings(revision, verdict))
+        reached, not_run = scoped_findings(revision, verdict, config)
+        report.warnings.extend(f"audit: {line}" for line in reached)
+        report.skipped.extend(not_run)

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nemo_rl_workers.checks.audit.config_tests import Origin
 from nemo_rl_workers.checks.audit.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
 from nemo_rl_workers.checks.revision import NEW_SCHEMA, OLD_SCHEMA, Revision, TreeRow
 from nemo_rl_workers.errors import Problem, show
@@ -277,27 +278,75 @@ def own_schema(problem: Problem, revision: Revision) -> Problem:
 # -- what the tree's drivers call on the class a section starts --------------------------
 
 
-def scoped_findings(revision: Revision, verdict: TreeVerdict) -> list[str]:
-    """The audit's findings that this config can hit: those on the class each section
-    starts, under switches the section's values do not exclude, less those every caller
-    guards against (the audit's `guarded`). One line each, as warnings: whether the
-    algorithm this recipe runs is among the callers the tree's source cannot tell."""
+def scoped_findings(revision: Revision, verdict: TreeVerdict,
+                    config: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The audit's findings this config reaches: those on the class each section starts,
+    under switches the section's values do not exclude, less those every caller guards
+    against (the audit's `guarded`) and those every call they are reached from is out of
+    this config's way: in a module whose entry config it is not (a recipe without `ppo:`
+    does not run PPO's loop: `entry_configs`), or behind a test this config's values fail
+    (`if backend == "megatron":` with `policy.generation.backend: vllm`: `config_tests`).
+    One line each, as warnings, saying where it is reached from, or that a caller
+    declares no config. Second: one note per finding left out, with the reason."""
+    from nemo_rl_workers.checks.audit.rules import message_for
     from nemo_rl_workers.checks.audit.run import audit_of
 
     if revision.root is None or revision.is_reference:
-        return []
+        return [], []
     report = audit_of(revision.root)
     lines: list[str] = []
+    notes: list[str] = []
     for res in verdict.resolutions:
         values = verdict.switches.get(res.section, {})
         for finding in report.findings:
             if (res.fqn not in finding.classes or finding.reach == "guarded"
                     or not _compatible(finding.condition, values)):
                 continue
-            reach = f" ({finding.reach})" if finding.reach else ""
-            lines.append(f"{res.section}: {finding.call}: {finding.severity}[{finding.rule}]"
-                         f"{reach}: {finding.message}")
-    return list(dict.fromkeys(lines))
+            head = f"{res.section}: {finding.call}: {finding.severity}[{finding.rule}]"
+            runs, why = _run_by(finding.callers, report.entry_configs, config)
+            if runs is False:
+                notes.append(f"audit: {head}: not reached by this config: {why}")
+                continue
+            lines.append(f"{head} ({finding.reach}; {why}): {message_for(finding, res.fqn)}")
+    return list(dict.fromkeys(lines)), list(dict.fromkeys(notes))
+
+
+def _run_by(origins: tuple[Origin, ...], entry_configs: Mapping[str, tuple[str, ...]],
+            config: Mapping[str, Any]) -> tuple[bool | None, str]:
+    """Whether `config` runs one of the calls a finding is reached from (None: a caller
+    it does not rule out declares no config), and why, in words."""
+    if not origins:
+        return None, "its callers cannot be followed"
+    top = {str(key) for key in config}
+    reached: list[str] = []
+    unknown: list[str] = []
+    out: list[str] = []
+    for origin in origins:
+        failed = next((t for t in origin.tests if t.verdict(config) is False), None)
+        needs = entry_configs.get(_file(origin.where))
+        if failed is not None:
+            out.append(f"{origin.where} only under {failed.where} ({failed.text}), and this "
+                       f"config has {failed.given(config)}")
+        elif needs is None:
+            unknown.append(origin.where)
+        elif set(needs) <= top:
+            reached.append(origin.where)
+        else:
+            missing = ", ".join(sorted(set(needs) - top))
+            out.append(f"{origin.where} runs on configs with {missing}")
+    if reached:
+        return True, f"reached by this config from {_some(reached)}"
+    if unknown:
+        return None, f"called from {_some(unknown)}, not known to run on this config or not"
+    return False, "; ".join(sorted(set(out)))
+
+
+def _some(wheres: list[str]) -> str:
+    return wheres[0] + (f" and {len(wheres) - 1} more" if len(wheres) > 1 else "")
+
+
+def _file(where: str) -> str:
+    return where.rpartition(":")[0] or where
 
 
 def _compatible(condition: str, values: Mapping[str, bool]) -> bool:

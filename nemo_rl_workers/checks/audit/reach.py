@@ -32,11 +32,17 @@ from nemo_rl_workers.checks.audit.conditions import (
     conflicts,
     test_holds,
 )
+from nemo_rl_workers.checks.audit.config_tests import ConfigTest, Origin, config_tests
 from nemo_rl_workers.checks.audit.drivers import Dispatch, DriverSide, WorkerChoice, restricted
+from nemo_rl_workers.checks.audit.entry_configs import required_keys
 from nemo_rl_workers.reading.source import CallSite, Function, Guard, SourceTree
 
 Reach: TypeAlias = Literal["reachable", "guarded", "latent"]
 MAX_LEVELS = 2
+# How far a reaching call is followed up to a module that declares its config, and how
+# many callers of one name are followed (a name called all over the tree says nothing).
+MAX_ORIGIN_LEVELS = 3
+MAX_ORIGIN_CALLERS = 12
 
 
 @dataclass
@@ -48,10 +54,15 @@ class _Exclusion:
 class Reachability:
     tree: SourceTree
     side: DriverSide
+    # Whether to follow each reaching call up to where it comes from, with the config
+    # tests on the way (`Finding.callers`): what a config-scoped run needs.
+    origins: bool = False
     _calls_by_name: dict[str, list[CallSite]] = field(default_factory=dict)
     _built: dict[str, list[CallSite]] = field(default_factory=dict)
     _refused: dict[str, list[Condition]] = field(default_factory=dict)
     _plain_calls: dict[tuple[str, str], list[CallSite]] = field(default_factory=dict)
+    # module -> the top-level keys its entry config class requires (None: it has none)
+    entry_keys: dict[str, tuple[str, ...] | None] = field(default_factory=dict)
 
     _indexed: int = 0
     _asked: set[str] = field(default_factory=set)
@@ -110,13 +121,15 @@ class Reachability:
         return out
 
     def classify(self, dispatch: Dispatch, choice: WorkerChoice,
-                 owner_switches: set[str]) -> tuple[Reach, str]:
-        """The finding's class, and the guard (file:line) for a guarded one."""
+                 owner_switches: set[str]) -> tuple[Reach, str, tuple[Origin, ...]]:
+        """The finding's class, the guard (file:line) for a guarded one, and for a
+        reachable one where the reaching calls come from (see `_origins`)."""
         failing = restricted(dispatch, None) | choice.condition
         failing = frozenset(p for p in failing if p[0] in owner_switches) | choice.condition
         parts = dispatch.function.split(".")
         if len(parts) < 2 or parts[0] not in {d.name for d in self.side.drivers.values()}:
-            return "reachable", ""  # made outside a driver class: in the caller itself
+            # made outside a driver class: in the caller itself
+            return "reachable", "", (Origin(dispatch.via or dispatch.call, ()),)
         refused = self._refused.get(dispatch.owner, []) + self._refused.get(parts[0], [])
         method = parts[1]
         named = self._callers_named(method)
@@ -130,14 +143,54 @@ class Reachability:
                     callers.extend(c for c in self._callers_named(outer)
                                    if not _on_self(c) or _top(c) != parts[0])
         if not callers:
-            return "latent", ""
+            return "latent", "", ()
         guards: list[str] = []
+        reaching: list[CallSite] = []
         for call in callers:
             excluded = self._excluded(call, failing, refused, 0)
             if excluded.guard is None:
-                return "reachable", ""
-            guards.append(excluded.guard)
-        return "guarded", sorted(set(guards))[0]
+                reaching.append(call)
+                if not self.origins:
+                    break
+            else:
+                guards.append(excluded.guard)
+        if reaching and not self.origins:
+            return "reachable", "", ()
+        if reaching:
+            origins: dict[str, Origin] = {}
+            for call in reaching:
+                for origin in self._origins(call, 0, ()):
+                    known = origins.get(origin.where)
+                    # Reached along several paths: only the tests they share hold.
+                    origins[origin.where] = origin if known is None else Origin(
+                        origin.where, tuple(t for t in known.tests if t in origin.tests))
+            return "reachable", "", tuple(origins[w] for w in sorted(origins))
+        return "guarded", sorted(set(guards))[0], ()
+
+    def _origins(self, call: CallSite, level: int,
+                 tests: tuple[ConfigTest, ...]) -> list[Origin]:
+        """Where a reaching call is made from, followed up its function's callers (by
+        name) to a module whose entry functions declare the config they run on
+        (`entry_configs`), with the config tests on the way: what a config-scoped run
+        asks about."""
+        function = self.tree.function_of(call)
+        tests = (*tests, *config_tests(call.guards, function, call.file))
+        if self._runs_on(call.module) is not None or level >= MAX_ORIGIN_LEVELS \
+                or function is None:
+            return [Origin(call.where, tests)]
+        outer = [c for c in self._callers_named(function.name) if c.node is not call.node]
+        outer += self._plain_calls.get((function.module, function.name), [])
+        if not outer or len(outer) > MAX_ORIGIN_CALLERS:
+            return [Origin(call.where, tests)]
+        found: list[Origin] = []
+        for caller in outer:
+            found.extend(self._origins(caller, level + 1, tests))
+        return found
+
+    def _runs_on(self, module: str) -> tuple[str, ...] | None:
+        if module not in self.entry_keys:
+            self.entry_keys[module] = required_keys(self.tree, module)
+        return self.entry_keys[module]
 
     def _excluded(self, call: CallSite, failing: Condition, refused: list[Condition],
                   level: int) -> _Exclusion:

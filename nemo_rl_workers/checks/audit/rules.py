@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
 from nemo_rl_workers.checks.audit.conditions import conflicts, describe
+from nemo_rl_workers.checks.audit.config_tests import Origin
 from nemo_rl_workers.checks.audit.drivers import Dispatch, Driver, WorkerChoice, restricted
 from nemo_rl_workers.reading.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn
 
@@ -70,6 +71,10 @@ class Finding:
     # none calls it ("latent"); see audit.reach. "" where not classed (reachable).
     reach: str = ""
     guard: str = ""
+    # For a reachable one: the calls it is reached from (file:line), followed up to the
+    # modules that declare the config they run on (a config-scoped `check` asks which
+    # of them a recipe runs). Empty where not known.
+    callers: tuple[Origin, ...] = ()
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -105,6 +110,15 @@ def _joined(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+def message_for(finding: Finding, fqn: str) -> str:
+    """The finding's sentence about the one class `fqn` of its cause (a config-scoped run
+    names the class the config starts, not the quantized variants it does not)."""
+    joined = _joined(finding.classes)
+    if fqn not in finding.classes or joined not in finding.message:
+        return finding.message
+    return finding.message.replace(joined, fqn, 1)
+
+
 def group_causes(findings: Iterable[Finding]) -> list[Finding]:
     """One finding per cause: findings at the same call, of the same rule, driver and
     method, whose definition (where the method is missing, or the parameter rejected)
@@ -138,9 +152,11 @@ def group_causes(findings: Iterable[Finding]) -> list[Finding]:
         message = template.replace(_SLOT, _joined(workers))
         if conditional and condition:
             message += f" when {condition}"
+        callers = tuple(sorted({c for m in members for c in m.callers},
+                               key=lambda o: (o.where, repr(o.tests))))
         out.append(Finding(first.rule, first.severity, first.driver, first.method, workers[0],
                            first.call, first.definition, message, condition, workers,
-                           first.reach, first.guard))
+                           first.reach, first.guard, callers))
     return out
 
 
@@ -177,7 +193,7 @@ def _stub_counts(owner: ClassInfo, function: Function) -> bool:
     return any(b.rsplit(".", 1)[-1].split("[")[0] == "Protocol" for b in owner.bases)
 
 
-Classify = Callable[[Dispatch, WorkerChoice, set[str]], tuple[str, str]]
+Classify = Callable[[Dispatch, WorkerChoice, set[str]], tuple[str, str, tuple[Origin, ...]]]
 
 
 def check(
@@ -208,9 +224,9 @@ def check(
             when = describe(condition | choice.condition)
             found, more = _judge(dispatch, choice, info, resolver, when)
             if found and classify is not None:
-                reach, guard = classify(dispatch, choice,
-                                        driver.switches if driver is not None else set())
-                found = [replace(f, reach=reach, guard=guard) for f in found]
+                reach, guard, callers = classify(
+                    dispatch, choice, driver.switches if driver is not None else set())
+                found = [replace(f, reach=reach, guard=guard, callers=callers) for f in found]
             findings.extend(found)
             undecided.extend(more)
     return findings, undecided

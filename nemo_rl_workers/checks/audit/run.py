@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nemo_rl_workers.checks.audit.config_tests import Origin
 from nemo_rl_workers.checks.audit.drivers import (
     Dispatch,
     Driver,
@@ -80,6 +81,9 @@ class AuditReport:
     # Baseline entries no finding matches any more (rule, driver, method, worker).
     stale: list[tuple[str, str, str, str]] = field(default_factory=list)
     extensions: ExtensionSection | None = None  # the extension side, when it ran
+    # File (as findings' callers name it) -> the top-level config keys its entry functions
+    # require (`entry_configs`), for each calling module that declares them.
+    entry_configs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def resolved(self) -> int:
@@ -231,11 +235,14 @@ def audit(
     stubs: list[Path] | None = None,
     paths: Sequence[Path] = (),
     extend: Callable[[AuditContext], tuple[list[Finding], ExtensionSection]] | None = None,
+    origins: bool = False,
 ) -> AuditReport:
     """Audit the NeMo-RL checkout at `path` (see the guide's "Auditing a NeMo-RL checkout").
 
     `paths`: more import roots read with it (a user's own packages, `--path`); `extend`:
-    more rules on the same model, whose findings join the report's."""
+    more rules on the same model, whose findings join the report's; `origins`: follow each
+    reachable finding's callers to where they come from, with the config tests on the
+    way (`Finding.callers`, `AuditReport.entry_configs`), for a config-scoped run."""
     root = checkout_root(path)
     # Import roots other than the checkout are read like stub roots: every module under
     # each, named from that root, in the same one-pass model. The extension side needs
@@ -259,9 +266,10 @@ def audit(
     # those modules before the calls are indexed for reachability.
     model_mentioning(tree, [d.name for d in side.drivers.values()])
     from_path = [d for d in side.dispatches if roots and _under(d.call, roots)]
+    reachability = Reachability(tree, side, origins)
     findings, undecided = check(tree, resolver, [d for d in side.dispatches
                                                  if d not in from_path], choices,
-                                Reachability(tree, side).classify)
+                                reachability.classify)
     findings.extend(_tree_subclasses(tree, resolver, side))
     findings.extend(_interface_side(tree, resolver, side))
     section: ExtensionSection | None = None
@@ -282,9 +290,17 @@ def audit(
     report.per_class = sorted(
         (Finding(f.rule, _severity(f), f.driver, f.method, f.worker, rel(f.call),
                  rel(f.definition), f.message, f.condition, (), f.reach or "reachable",
-                 rel(f.guard) if f.guard else "") for f in findings),
+                 rel(f.guard) if f.guard else "",
+                 tuple(Origin(rel(o.where), tuple(replace(t, where=rel(t.where))
+                                                   for t in o.tests)) for o in f.callers))
+         for f in findings),
         key=lambda f: (_order(f.call), f.worker, f.rule))
     report.findings = group_causes(report.per_class)
+    # The config each calling module runs on, for a config-scoped run (`check`).
+    for module, keys in sorted(reachability.entry_keys.items()):
+        calling = tree.module(module)
+        if keys is not None and calling is not None:
+            report.entry_configs[_relative(calling.file, root)] = keys
     report.undecided = [Undecided(u.driver, u.method, u.worker, rel(u.call), u.reason)
                         for u in undecided]
     report.sites = side.sites
@@ -313,4 +329,4 @@ def audit(
 def audit_of(root: str) -> AuditReport:
     """The audit of one tree, once per process: `check` scopes its findings to each
     config it judges against that tree."""
-    return audit(Path(root))
+    return audit(Path(root), origins=True)
