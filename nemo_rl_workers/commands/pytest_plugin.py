@@ -24,6 +24,7 @@ import fnmatch
 import io
 import json
 import shlex
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -144,13 +145,26 @@ class ConfigFile(pytest.File):
 
 
 def _audit_verdict(code: int, out: str, err: str) -> list[str]:
+    """The audit's failing lines: its findings but the guarded ones (notes, which fail
+    nothing), its undecided calls, and, where it failed on them (`--fail-on-stale`), the
+    baseline's stale entries; stale entries of a passing audit are a warning."""
     if code == _EXIT_UNUSABLE or not out.strip():
         return err.splitlines()
     payload = json.loads(out)
     lines = [f"{f['call']}: {f['severity']}[{f['rule']}]: {f['message']} "
-             f"[definition: {f['definition']}]" for f in payload["findings"]]
+             f"[definition: {f['definition']}]" for f in payload["findings"]
+             if f["severity"] != "note"]
     lines += [f"{u['call']}: undecided: {u['driver']} calls {u['method']!r} on {u['worker']}: "
               f"{u['reason']}" for u in payload["undecided"]]
+    stale = [f"stale baseline entry: {e['rule']} {e['driver']} {e['method']!r} on "
+             f"{e['worker']} (no finding matches it)" for e in payload["baseline_stale"]]
+    if code != 0 and not lines:
+        return stale
+    if stale:
+        warnings.warn(pytest.PytestWarning(
+            f"nemo-rl-workers audit: {len(stale)} stale baseline "
+            f"{'entry' if len(stale) == 1 else 'entries'} (--fail-on-stale fails on them, "
+            f"--prune-baseline removes them): {'; '.join(stale)}"), stacklevel=1)
     return lines
 
 

@@ -287,3 +287,51 @@ def run_cli(*argv: str) -> int:
     from nemo_rl_workers.commands.cli import main
 
     return main(list(argv), io.StringIO(), io.StringIO())
+
+
+def test_guarded_findings_pass_and_stale_baseline_entries_warn_or_fail(
+        pytester: pytest.Pytester) -> None:
+    """A tree whose only finding every caller guards passes (as `audit` exits 0); a
+    baseline entry no finding matches any more is a warning naming it, and a failure
+    under `--fail-on-stale`, as the command has it."""
+    from tests.audit.test_reach import ENVIRONMENT, SCORE, WORKERS
+    from tests.audit.tree import write_tree
+
+    write_tree(pytester.path / "guarded", driver_body=SCORE, workers=WORKERS,
+               extra={"nemo_rl/environment.py": ENVIRONMENT})
+    unguarded = ENVIRONMENT.replace("        assert not", "        # assert not")
+    write_tree(pytester.path / "fixed", driver_body=SCORE, workers=WORKERS,
+               extra={"nemo_rl/environment.py": unguarded})
+    baseline = pytester.path / "fixed.baseline.json"
+    assert run_cli("audit", "--nemo-rl", str(pytester.path / "fixed"), "--no-cache",
+                   "--write-baseline", str(baseline)) == 0
+    # The finding fixed: the async worker gains the method, the entry is stale.
+    workers = pytester.path / "fixed" / "nemo_rl" / "workers.py"
+    workers.write_text(workers.read_text().replace(
+        "class AsyncWorker:\n    pass", "class AsyncWorker:\n    def score(self, data):\n"
+        "        return data"))
+    pytester.makefile(".ini", pytest=textwrap.dedent("""\
+        [pytest]
+        nemo_rl_workers_registered = false
+        nemo_rl_workers_trees =
+            guarded
+            fixed --baseline fixed.baseline.json
+        """))
+    result = pytester.runpytest_subprocess("--nemo-rl-workers", "-v", "-p", "no:cacheprovider")
+    assert _outcomes(result) == {
+        "nemo-rl-workers-audit[guarded]": "passed",
+        "nemo-rl-workers-audit[fixed]": "passed",
+    }
+    stale = ("stale baseline entry: missing-method Gen.score 'score' on "
+             "nemo_rl.workers.AsyncWorker (no finding matches it)")
+    assert any("1 stale baseline entry" in line and stale in line for line in result.outlines)
+
+    (pytester.path / "pytest.ini").write_text(textwrap.dedent("""\
+        [pytest]
+        nemo_rl_workers_registered = false
+        nemo_rl_workers_trees =
+            fixed --baseline fixed.baseline.json --fail-on-stale
+        """))
+    result = pytester.runpytest_subprocess("--nemo-rl-workers", "-v", "-p", "no:cacheprovider")
+    assert _outcomes(result) == {"nemo-rl-workers-audit[fixed]": "failed"}
+    assert stale in result.outlines
