@@ -209,23 +209,28 @@ def audit_vllm(
 
 def _direct_extensions(
     tree: SourceTree, owner: ClassInfo, by_class: Mapping[str, set[str]],
-    by_function: Mapping[str, set[str]],
+    by_function: Mapping[str, set[str]], called: Mapping[str, set[str]],
 ) -> set[str]:
     """The extensions one class statement names: in its methods, or in a module function
-    of its module that they call by name."""
+    of its module that they call by name (`called`: class FQN -> such names)."""
     found = set(by_class.get(owner.fqn, ()))
-    module = tree.module(owner.module)
-    if module is None or not by_function:
-        return found
-    for function in owner.methods.values():
-        for node in ast.walk(function.node):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in module.functions
-            ):
-                found |= by_function.get(f"{module.name}.{node.func.id}", set())
+    for name in called.get(owner.fqn, ()):
+        found |= by_function.get(f"{owner.module}.{name}", set())
     return found
+
+
+def _module_functions_called(tree: SourceTree) -> dict[str, set[str]]:
+    """Class FQN -> the names of its module's functions its methods call by plain name
+    (read from the model's call sites, not by walking every method again)."""
+    out: dict[str, set[str]] = {}
+    for call in list(tree.calls):
+        func = call.node.func
+        if call.cls is None or not isinstance(func, ast.Name):
+            continue
+        module = tree.modules.get(call.module)
+        if module is not None and func.id in module.functions:
+            out.setdefault(f"{call.module}.{call.cls}", set()).add(func.id)
+    return out
 
 
 def _rpc_names(
@@ -301,8 +306,9 @@ def _collective_rpcs(
         else:
             by_function.setdefault(named.by, set()).add(named.fqn)
     vllm_names = rule.worker_names()
+    called = _module_functions_called(tree) if by_function else {}
     direct = {
-        info.fqn: _direct_extensions(tree, info, by_class, by_function)
+        info.fqn: _direct_extensions(tree, info, by_class, by_function, called)
         for info in list(tree.classes.values())
     }
     rpc_nodes: dict[int, list[ast.Call]] = {}  # per function (by identity), walked once
