@@ -156,8 +156,8 @@ def _audit_verdict(code: int, out: str, err: str) -> list[str]:
              if f["severity"] != "note"]
     lines += [f"{u['call']}: undecided: {u['driver']} calls {u['method']!r} on {u['worker']}: "
               f"{u['reason']}" for u in payload["undecided"]]
-    stale = [f"stale baseline entry: {e['rule']} {e['driver']} {e['method']!r} on "
-             f"{e['worker']} (no finding matches it)" for e in payload["baseline_stale"]]
+    stale = [f"stale baseline entry: {e['rule']} {e['driver']} {e['method']!r} {e['worker']}: "
+             "no finding matches it any more" for e in payload["baseline_stale"]]
     if code != 0 and not lines:
         return stale
     if stale:

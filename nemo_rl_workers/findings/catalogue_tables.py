@@ -535,9 +535,10 @@ AUDIT: Rows = (
     ),
     (
         'base-call-unknown-keyword',
-        ('error: a class of the tree that subclasses a worker or a vLLM extension '
-         "overrides a method, and a base class's own method calls it on `self` with a "
-         'keyword the override has no parameter for (and no `**kwargs`)'),
+        ('error: a worker class a driver of the tree starts, a class it hands vLLM, or a '
+         "class of the tree that subclasses one, overrides a method, and a base class's "
+         'own method calls it on `self` with a keyword the override has no parameter for '
+         '(and no `**kwargs`)'),
     ),
     (
         'base-call-missing-argument',

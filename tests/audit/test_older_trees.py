@@ -146,3 +146,22 @@ def test_a_keyword_added_to_a_call_of_the_older_corpus(old: AuditReport, tmp_pat
     assert new == {("unknown-keyword", "Policy.get_logprobs", "get_logprobs", name)
                    for name in ("DTensorPolicyWorker", "DTensorPolicyWorkerV2",
                                 "MegatronPolicyWorker")}
+
+
+def test_an_override_a_base_calls_with_an_argument_in_a_copy_of_the_older_corpus(
+    old: AuditReport, tmp_path: Path
+) -> None:
+    """The worker's `_create_engine(self, llm_kwargs)` made `(self)`: its base's
+    `__init__` still calls `self._create_engine(llm_kwargs)` (vllm_worker.py:401). The
+    worker a driver starts is judged like the tree's subclasses of it."""
+    copy = tmp_path / "old"
+    shutil.copytree(OLD / "nemo_rl", copy / "nemo_rl", symlinks=True)
+    worker = copy / "nemo_rl" / "models" / "generation" / "vllm" / "vllm_worker.py"
+    text = worker.read_text(encoding="utf-8")
+    dropped = text.replace("    def _create_engine(self, llm_kwargs: dict[str, Any]) -> None:",
+                           "    def _create_engine(self) -> None:", 1)
+    assert dropped != text
+    worker.write_text(dropped, encoding="utf-8")
+    new = keys(audit(copy)) - OLD_EXPECTED
+    assert new == {("base-call-too-many-positional", "BaseVllmGenerationWorker.__init__",
+                    "_create_engine", "VllmGenerationWorker")}

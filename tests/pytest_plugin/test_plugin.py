@@ -322,8 +322,8 @@ def test_guarded_findings_pass_and_stale_baseline_entries_warn_or_fail(
         "nemo-rl-workers-audit[guarded]": "passed",
         "nemo-rl-workers-audit[fixed]": "passed",
     }
-    stale = ("stale baseline entry: missing-method Gen.score 'score' on "
-             "nemo_rl.workers.AsyncWorker (no finding matches it)")
+    stale = ("stale baseline entry: missing-method Gen.score 'score' "
+             "nemo_rl.workers.AsyncWorker: no finding matches it any more")
     assert any("1 stale baseline entry" in line and stale in line for line in result.outlines)
 
     (pytester.path / "pytest.ini").write_text(textwrap.dedent("""\

@@ -1,7 +1,8 @@
-"""The tree's own extensions: every class of the tree that subclasses a worker a driver
-starts or a class the tree hands vLLM as `worker_extension_cls`, judged as `audit ...
-EXTENSION` judges a user's class (`extension_rules`), and its overrides against the calls
-its base classes make on `self`.
+"""The tree's own extensions: every worker class a driver starts and class the tree hands
+vLLM as `worker_extension_cls`, and every class of the tree that subclasses one, judged
+as `audit ... EXTENSION` judges a user's class (`extension_rules`), and its overrides
+against the calls its base classes make on `self` (a worker whose base's lifecycle calls
+`self._create_engine(llm_kwargs)` and which overrides `_create_engine(self)`).
 
 - `super().m(...)` / `self.m(...)` in the class's own methods, against its MRO: a method
   no class defines, an unknown keyword, a missing argument, too many positional ones
@@ -52,7 +53,8 @@ MAX_CHAIN = 200  # a chain of bases longer than this is the MRO's problem, not o
 
 
 def subclasses_of(tree: SourceTree, resolver: Resolver, roots: set[str]) -> list[ClassInfo]:
-    """Classes of the tree (not the stubs) with a proper ancestor among `roots`: each
+    """Classes of the tree (not the stubs) among `roots` (with bases) or with an ancestor
+    among them: each
     class's bases are resolved once (memoized), so a tree of 10,000 classes costs 10,000
     steps, not 10,000 MROs."""
     known: dict[str, bool] = {}
@@ -81,7 +83,8 @@ def subclasses_of(tree: SourceTree, resolver: Resolver, roots: set[str]) -> list
         return result
 
     out = [info for info in list(tree.classes.values())
-           if info.bases and info.file.startswith(tree.roots[0]) and descends(info)]
+           if info.bases and info.file.startswith(tree.roots[0])
+           and (info.fqn in roots or descends(info))]
     return sorted(out, key=lambda c: c.fqn)
 
 
