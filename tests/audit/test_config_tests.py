@@ -78,3 +78,20 @@ def test_a_key_path_several_sections_have_is_contradicted_only_by_all(
     assert test.verdict({"policy": {"backend": "vllm"}, "teacher": {"backend": "vllm"}}) \
         is False
     assert test.given(both) == "policy.backend='vllm', teacher.backend='megatron'"
+
+
+def test_the_values_named_are_short_and_few(tmp_path: Path) -> None:
+    (test,) = _tests(tmp_path, 'if other["mode"] == "a":\n    policy.finish()\n')
+    hostile = {f"s{i}": {"mode": "x" * 10_000 + "\n"} for i in range(50)}
+    hostile["block"] = {"mode": {"deep": {"deeper": [1] * 10_000}}}
+    assert test.verdict(hostile) is False
+    given = test.given(hostile)
+    assert "\n" not in given and len(given) < 300
+    assert given.endswith("and 48 more")
+
+
+def test_a_get_without_the_key_is_named_with_its_default(tmp_path: Path) -> None:
+    (test,) = _tests(tmp_path, 'if master_config.get("refit") is not None:\n'
+                               '    policy.finish()\n')
+    assert test.verdict({"policy": {}}) is False
+    assert test.given({"policy": {}}) == "no refit (so None)"

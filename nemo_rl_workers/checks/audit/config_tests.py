@@ -24,6 +24,20 @@ Literal_: TypeAlias = str | bool | int | float | None
 Op: TypeAlias = Literal["==", "in", "truthy", "is None"]
 MAX_DEPTH = 4
 MAX_CONFIG_DEPTH = 8
+MAX_SHOWN = 3  # values named in a reason
+MAX_VALUE_CHARS = 40
+
+
+MAX_TEST_CHARS = 80
+
+
+def _short_text(text: str) -> str:
+    return text if len(text) <= MAX_TEST_CHARS else text[: MAX_TEST_CHARS - 3] + "..."
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, Mapping) else "{...}"
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -62,9 +76,12 @@ class ConfigTest:
         return bool(value)
 
     def given(self, config: Mapping[str, Any]) -> str:
-        """The values the config has at the key path, as `path=value`."""
-        return ", ".join(f"{path}={value!r}"
-                         for path, value in _paths_at(config, self.keys, ()))
+        """The values the config has at the key path, as `path=value` (each shortened:
+        a block or a long string is not the point)."""
+        shown = [f"{path}={_short(value)}" for path, value in _paths_at(config, self.keys, ())]
+        if len(shown) > MAX_SHOWN:
+            shown = [*shown[:MAX_SHOWN], f"and {len(shown) - MAX_SHOWN} more"]
+        return ", ".join(shown) or f"no {'.'.join(self.keys)} (so {self.absent[0]!r})"
 
 
 @dataclass(frozen=True)
@@ -95,7 +112,7 @@ def _tests(test: ast.expr, holds: bool, function: Function | None, file: str,
             for value in test.values:
                 yield from _tests(value, holds, function, file, depth + 1)
         return
-    where, text = f"{file}:{test.lineno}", ast.unparse(test)
+    where, text = f"{file}:{test.lineno}", _short_text(ast.unparse(test))
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, op, right = test.left, test.ops[0], test.comparators[0]
         keys, absent = _read(left, function)
