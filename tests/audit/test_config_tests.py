@@ -82,7 +82,7 @@ def test_a_key_path_several_sections_have_is_contradicted_only_by_all(
 
 def test_the_values_named_are_short_and_few(tmp_path: Path) -> None:
     (test,) = _tests(tmp_path, 'if other["mode"] == "a":\n    policy.finish()\n')
-    hostile = {f"s{i}": {"mode": "x" * 10_000 + "\n"} for i in range(50)}
+    hostile: dict[str, Any] = {f"s{i}": {"mode": "x" * 10_000 + "\n"} for i in range(50)}
     hostile["block"] = {"mode": {"deep": {"deeper": [1] * 10_000}}}
     assert test.verdict(hostile) is False
     given = test.given(hostile)
