@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.checks.audit import AuditReport, audit
+from tests.audit.tree import mutated_copy
 
 CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "nemo-rl").resolve()
 
@@ -134,15 +135,8 @@ def test_the_drivers_and_their_switches(report: AuditReport) -> None:
 def test_a_keyword_typo_in_a_copy_of_the_corpus_is_found(report: AuditReport,
                                                          tmp_path: Path) -> None:
     """The same tree with one driver keyword misspelt: exactly the new findings appear."""
-    import shutil
-
-    copy = tmp_path / "nemo-rl"
-    shutil.copytree(CORPUS / "nemo_rl", copy / "nemo_rl", symlinks=True)
-    policy = copy / "nemo_rl" / "models" / "policy" / "lm_policy.py"
-    text = policy.read_text(encoding="utf-8")
-    typo = text.replace('"get_topk_logits",\n', '"get_topk_logits",\n                topk=k,\n', 1)
-    assert typo != text
-    policy.write_text(typo, encoding="utf-8")
+    copy = mutated_copy(CORPUS, tmp_path, "nemo_rl/models/policy/lm_policy.py",
+                        '"get_topk_logits",\n', '"get_topk_logits",\n                topk=k,\n')
     mutated = audit(copy)
     new = {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1])
            for f in mutated.per_class} - {
@@ -156,14 +150,6 @@ def test_a_keyword_typo_in_a_copy_of_the_corpus_is_found(report: AuditReport,
     assert len(lines) == 3 and all(len(f.workers) == 2 for f in lines)
 
 
-def _copy(tmp_path: Path) -> Path:
-    import shutil
-
-    copy = tmp_path / "nemo-rl"
-    shutil.copytree(CORPUS / "nemo_rl", copy / "nemo_rl", symlinks=True)
-    return copy
-
-
 def _new(report: AuditReport, mutated: AuditReport) -> set[tuple[str, str, str, str]]:
     def of(r: AuditReport) -> set[tuple[str, str, str, str]]:
         return {(f.rule, f.driver, f.method, f.worker.rsplit(".", 1)[-1]) for f in r.per_class}
@@ -175,12 +161,8 @@ def test_a_super_target_removed_in_a_copy_of_the_corpus_is_found(
 ) -> None:
     """The base `maybe_init_zmq` renamed: the ModelOpt extension's super() call is found
     (an in-tree subclass of the class the tree hands vLLM), and nothing else."""
-    copy = _copy(tmp_path)
-    backend = copy / "nemo_rl" / "models" / "generation" / "vllm" / "vllm_backend.py"
-    text = backend.read_text(encoding="utf-8")
-    renamed = text.replace("    def maybe_init_zmq(self)", "    def maybe_init_zmq_gone(self)", 1)
-    assert renamed != text
-    backend.write_text(renamed, encoding="utf-8")
+    copy = mutated_copy(CORPUS, tmp_path, "nemo_rl/models/generation/vllm/vllm_backend.py",
+                        "    def maybe_init_zmq(self)", "    def maybe_init_zmq_gone(self)")
     assert _new(report, audit(copy)) == {(
         "extension-missing-method", "VllmQuantInternalWorkerExtension.maybe_init_zmq",
         "maybe_init_zmq", "VllmQuantInternalWorkerExtension")}
@@ -193,14 +175,10 @@ def test_a_keyword_sent_through_the_generation_interface_in_a_copy_of_the_corpus
     every generation backend lacks it at 7ea279a (each `def update_weights_from_collective(self)`;
     Policy and TQPolicy inherit GenerationInterface's), except SGLang's, which the function
     refuses just above (`if isinstance(policy_generation, SGLangGeneration): raise`)."""
-    copy = _copy(tmp_path)
-    grpo = copy / "nemo_rl" / "algorithms" / "grpo.py"
-    text = grpo.read_text(encoding="utf-8")
-    sent = text.replace("policy_generation.update_weights_from_collective()",
-                        "policy_generation.update_weights_from_collective(refit_timeout_s=60)",
-                        1)
-    assert sent != text
-    grpo.write_text(sent, encoding="utf-8")
+    copy = mutated_copy(
+        CORPUS, tmp_path, "nemo_rl/algorithms/grpo.py",
+        "policy_generation.update_weights_from_collective()",
+        "policy_generation.update_weights_from_collective(refit_timeout_s=60)")
     assert _new(report, audit(copy)) == {
         ("unknown-keyword", "refit_policy_generation", "update_weights_from_collective", name)
         for name in ("VllmGeneration", "MegatronGeneration", "TrtllmGeneration",
@@ -228,13 +206,9 @@ def test_findings_guarded_by_their_callers_are_guarded(report: AuditReport) -> N
 def test_removing_the_guard_makes_the_guarded_finding_an_error(
     report: AuditReport, tmp_path: Path
 ) -> None:
-    copy = _copy(tmp_path)
-    env = copy / "nemo_rl" / "environments" / "reward_model_environment.py"
-    text = env.read_text(encoding="utf-8")
-    unguarded = text.replace('        assert self.config["dtensor_cfg"]["enabled"], (',
-                             '        assert True, (', 1)
-    assert unguarded != text
-    env.write_text(unguarded, encoding="utf-8")
+    copy = mutated_copy(CORPUS, tmp_path, "nemo_rl/environments/reward_model_environment.py",
+                        '        assert self.config["dtensor_cfg"]["enabled"], (',
+                        '        assert True, (')
     (score,) = [f for f in audit(copy).findings if f.method == "score"]
     assert (score.reach, score.severity) == ("reachable", "error")
 
@@ -245,12 +219,9 @@ def test_a_worker_method_renamed_in_a_copy_of_the_corpus_is_one_cause(
     """Megatron's `get_topk_logits` renamed: `Policy.get_topk_logits` (lm_policy.py:672)
     now reaches only PolicyInterface's `@abstractmethod` (interfaces.py:89, a `pass` body)
     on the Megatron worker and its quantized variant: a stub, one cause."""
-    copy = _copy(tmp_path)
-    worker = copy / "nemo_rl" / "models" / "policy" / "workers" / "megatron_policy_worker.py"
-    text = worker.read_text(encoding="utf-8")
-    renamed = text.replace("    def get_topk_logits(", "    def get_top_k_logits(", 1)
-    assert renamed != text
-    worker.write_text(renamed, encoding="utf-8")
+    copy = mutated_copy(CORPUS, tmp_path,
+                        "nemo_rl/models/policy/workers/megatron_policy_worker.py",
+                        "    def get_topk_logits(", "    def get_top_k_logits(")
     mutated = audit(copy)
     assert _new(report, mutated) == {
         ("stub-body", "Policy.get_topk_logits", "get_topk_logits", name)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.checks.audit import AuditReport, audit
-from tests.audit.tree import audited, keys, write_tree
+from tests.audit.tree import audited, keys, mutated_copy, write_tree
 
 OLD = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
        / "nemo-rl-2025-09").resolve()
@@ -122,26 +122,16 @@ def test_the_older_corpus_without_init_files_gives_the_same(
 def test_a_method_renamed_on_the_worker_side_of_the_older_corpus(
     old: AuditReport, tmp_path: Path
 ) -> None:
-    copy = tmp_path / "old"
-    shutil.copytree(OLD / "nemo_rl", copy / "nemo_rl", symlinks=True)
-    worker = copy / "nemo_rl" / "models" / "policy" / "dtensor_policy_worker_v2.py"
-    text = worker.read_text(encoding="utf-8")
-    renamed = text.replace("    def get_logprobs(", "    def get_logprobs_renamed(", 1)
-    assert renamed != text
-    worker.write_text(renamed, encoding="utf-8")
+    copy = mutated_copy(OLD, tmp_path, "nemo_rl/models/policy/dtensor_policy_worker_v2.py",
+                        "    def get_logprobs(", "    def get_logprobs_renamed(")
     new = keys(audit(copy)) - OLD_EXPECTED
     assert new == {("missing-method", "Policy.get_logprobs", "get_logprobs",
                     "DTensorPolicyWorkerV2")}
 
 
 def test_a_keyword_added_to_a_call_of_the_older_corpus(old: AuditReport, tmp_path: Path) -> None:
-    copy = tmp_path / "old"
-    shutil.copytree(OLD / "nemo_rl", copy / "nemo_rl", symlinks=True)
-    policy = copy / "nemo_rl" / "models" / "policy" / "lm_policy.py"
-    text = policy.read_text(encoding="utf-8")
-    sent = text.replace('"get_logprobs",\n', '"get_logprobs",\n            topk=3,\n', 1)
-    assert sent != text
-    policy.write_text(sent, encoding="utf-8")
+    copy = mutated_copy(OLD, tmp_path, "nemo_rl/models/policy/lm_policy.py",
+                        '"get_logprobs",\n', '"get_logprobs",\n            topk=3,\n')
     new = keys(audit(copy)) - OLD_EXPECTED
     assert new == {("unknown-keyword", "Policy.get_logprobs", "get_logprobs", name)
                    for name in ("DTensorPolicyWorker", "DTensorPolicyWorkerV2",
@@ -154,14 +144,9 @@ def test_an_override_a_base_calls_with_an_argument_in_a_copy_of_the_older_corpus
     """The worker's `_create_engine(self, llm_kwargs)` made `(self)`: its base's
     `__init__` still calls `self._create_engine(llm_kwargs)` (vllm_worker.py:401). The
     worker a driver starts is judged like the tree's subclasses of it."""
-    copy = tmp_path / "old"
-    shutil.copytree(OLD / "nemo_rl", copy / "nemo_rl", symlinks=True)
-    worker = copy / "nemo_rl" / "models" / "generation" / "vllm" / "vllm_worker.py"
-    text = worker.read_text(encoding="utf-8")
-    dropped = text.replace("    def _create_engine(self, llm_kwargs: dict[str, Any]) -> None:",
-                           "    def _create_engine(self) -> None:", 1)
-    assert dropped != text
-    worker.write_text(dropped, encoding="utf-8")
+    copy = mutated_copy(OLD, tmp_path, "nemo_rl/models/generation/vllm/vllm_worker.py",
+                        "    def _create_engine(self, llm_kwargs: dict[str, Any]) -> None:",
+                        "    def _create_engine(self) -> None:")
     new = keys(audit(copy)) - OLD_EXPECTED
     assert new == {("base-call-too-many-positional", "BaseVllmGenerationWorker.__init__",
                     "_create_engine", "VllmGenerationWorker")}

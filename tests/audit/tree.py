@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -63,3 +64,16 @@ def keys(report: AuditReport) -> set[tuple[str, str, str, str]]:
     every class it lists."""
     return {(f.rule, f.driver, f.method, w.rsplit(".", 1)[-1])
             for f in report.findings for w in f.classes}
+
+
+def mutated_copy(corpus: Path, tmp_path: Path, file: str, old: str, new: str) -> Path:
+    """A copy of a corpus tree's `nemo_rl` in which `file` has `old` replaced once by
+    `new`; a mutation that finds nothing to replace fails the test that asked for it."""
+    copy = tmp_path / "nemo-rl"
+    shutil.copytree(corpus / "nemo_rl", copy / "nemo_rl", symlinks=True)
+    target = copy / file
+    text = target.read_text(encoding="utf-8")
+    changed = text.replace(old, new, 1)
+    assert changed != text, f"{file}: {old!r} is not there to mutate"
+    target.write_text(changed, encoding="utf-8")
+    return copy

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from nemo_rl_workers.checks.audit.protocols_emit import protocols_source
 from nemo_rl_workers.checks.audit.run import AuditContext, audit
 from nemo_rl_workers.commands.cli import main
+from tests.audit.tree import mutated_copy
 
 COMMITTED = Path(__file__).resolve().parent / "corpus_protocols.py.txt"
 BIN = Path(sys.executable).parent
@@ -162,15 +162,10 @@ def test_a_checkpoint_engine_name_misspelt_in_a_copy_of_the_corpus(
     name reaches `collective_rpc` through `checkpoint_engine_rpc`'s parameter, and
     neither extension the vLLM workers hand vLLM has it (checked by hand: the mixins
     with the checkpoint engine define `prepare_checkpoint_engine` only)."""
-    copy = tmp_path / "nemo-rl"
-    copy.mkdir()
-    shutil.copytree(corpus / "nemo_rl", copy / "nemo_rl", symlinks=True)
-    sync = copy / "nemo_rl" / "weight_sync" / "checkpoint_engine_weight_synchronizer.py"
-    text = sync.read_text(encoding="utf-8")
-    misspelt = text.replace('self._run_generation("prepare_checkpoint_engine")',
-                            'self._run_generation("prepare_checkpoint_engin")', 1)
-    assert misspelt != text
-    sync.write_text(misspelt, encoding="utf-8")
+    copy = mutated_copy(corpus, tmp_path,
+                        "nemo_rl/weight_sync/checkpoint_engine_weight_synchronizer.py",
+                        'self._run_generation("prepare_checkpoint_engine")',
+                        'self._run_generation("prepare_checkpoint_engin")')
     before = {(f["rule"], f["call"], f["method"]) for f in corpus_json(corpus)["findings"]}
     after = corpus_json(copy, "--no-cache")
     new = [f for f in after["findings"] if (f["rule"], f["call"], f["method"]) not in before]
