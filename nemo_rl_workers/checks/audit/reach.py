@@ -17,7 +17,9 @@ and dtensor_enable: raise` before it chooses its worker).
 - `latent`: no caller in the tree (a trap for forks and users).
 
 A caller whose own function has callers is followed one level further (a guard there
-counts too); what cannot be told stays `reachable`.
+counts too); what cannot be told stays `reachable`. With `origins` (a config-scoped
+`check`), each reaching call is followed up to where it comes from, with the config tests
+on the way (`config_tests`), so one recipe's values can be judged against them later.
 """
 
 from __future__ import annotations
