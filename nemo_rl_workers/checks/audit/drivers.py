@@ -443,13 +443,7 @@ class DriverReader:
     def _handle_call(self, call: CallSite) -> tuple[str, str] | None:
         """(method, handle expression) for `handle.method[.options(...)].remote(...)` on
         a worker actor handle."""
-        func = call.node.func
-        if not isinstance(func, ast.Attribute) or func.attr != "remote":
-            return None
-        target = func.value
-        if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and \
-                target.func.attr == "options":
-            target = target.func.value
+        target = _remote_target(call.node)
         if not isinstance(target, ast.Attribute) or target.attr.startswith("__"):
             return None
         handle = self._handle_source(target.value, call)
@@ -460,13 +454,7 @@ class DriverReader:
     def _getattr_call(self, call: CallSite) -> tuple[ast.expr, str] | None:
         """(name expression, handle) for `getattr(handle, NAME)[.options(...)].remote(...)`
         on an actor handle."""
-        func = call.node.func
-        if not isinstance(func, ast.Attribute) or func.attr != "remote":
-            return None
-        target = func.value
-        if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and \
-                target.func.attr == "options":
-            target = target.func.value
+        target = _remote_target(call.node)
         if not (isinstance(target, ast.Call) and isinstance(target.func, ast.Name)
                 and target.func.id == "getattr" and len(target.args) == 2):
             return None
@@ -913,6 +901,18 @@ class DriverReader:
             open_keywords, positional, self._stream(call, function, "ref"), call.where, "remote",
             worker=worker,
         ))
+
+
+def _remote_target(node: ast.Call) -> ast.expr | None:
+    """`x` of a call `x[.options(...)].remote(...)`; None for any other call."""
+    func = node.func
+    if not isinstance(func, ast.Attribute) or func.attr != "remote":
+        return None
+    target = func.value
+    if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and \
+            target.func.attr == "options":
+        target = target.func.value
+    return target
 
 
 def _absolute(module: str, is_package: bool, name: str | None, level: int) -> str:

@@ -21,6 +21,7 @@ import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.extension_knowledge import TRANSPARENT_DECORATORS
 from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
 from nemo_rl_workers.reading.source import (
@@ -307,40 +308,25 @@ class _Calls:
                 f"{where}: {spelled}: {owner.name}.{target.name} is decorated "
                 f"({', '.join(target.decorators)}); its signature is not judged")
             return
-        params = target.bound_params()
-        splat_kw = any(k.arg is None for k in node.keywords)
-        splat_pos = any(isinstance(a, ast.Starred) for a in node.args)
-        names = {p.name for p in params if p.kind != "positional-only"}
-        takes_kwargs = target.takes_var_keyword
-        for keyword in node.keywords:
-            if keyword.arg is not None and keyword.arg not in names and not takes_kwargs:
-                self.finding(
-                    "extension-unknown-keyword", caller, target.name, where, target.where,
-                    f"{caller} calls {spelled}(..., {keyword.arg}=...), but "
-                    f"{owner.fqn}.{target.name} has no parameter {keyword.arg} and no **kwargs",
-                )
-        if splat_pos or splat_kw:
-            return
-        positional = [p for p in params if p.kind in ("positional-only", "positional")]
-        given_pos = len(node.args)
-        if given_pos > len(positional) and not target.takes_var_positional:
+        shape = fit(target, Sent.of(node))
+        for keyword in shape.unknown_keywords:
+            self.finding(
+                "extension-unknown-keyword", caller, target.name, where, target.where,
+                f"{caller} calls {spelled}(..., {keyword}=...), but "
+                f"{owner.fqn}.{target.name} has no parameter {keyword} and no **kwargs",
+            )
+        if shape.too_many_positional:
             self.finding(
                 "extension-too-many-positional", caller, target.name, where, target.where,
-                f"{caller} calls {spelled}(...) with {given_pos} positional arguments, but "
-                f"{owner.fqn}.{target.name} takes {len(positional)}",
+                f"{caller} calls {spelled}(...) with {len(node.args)} positional arguments, "
+                f"but {owner.fqn}.{target.name} takes {shape.takes}",
             )
-        given = {p.name for p in positional[:given_pos]} | {
-            k.arg for k in node.keywords if k.arg is not None
-        }
-        for param in params:
-            if param.kind in ("var-positional", "var-keyword") or param.has_default:
-                continue
-            if param.name not in given:
-                self.finding(
-                    "extension-missing-argument", caller, target.name, where, target.where,
-                    f"{caller} calls {spelled}(...) without {param.name}, a required "
-                    f"parameter of {owner.fqn}.{target.name}",
-                )
+        for name in shape.missing:
+            self.finding(
+                "extension-missing-argument", caller, target.name, where, target.where,
+                f"{caller} calls {spelled}(...) without {name}, a required "
+                f"parameter of {owner.fqn}.{target.name}",
+            )
 
     def driver_call(self, call: DriverCall, own: set[str]) -> None:
         found = self.lookup(call.method, 0)
@@ -355,32 +341,24 @@ class _Calls:
                 f"{call.call}: {call.method}: the override {owner.name}.{target.name} is "
                 f"decorated ({', '.join(target.decorators)}); its signature is not judged")
             return
-        params = target.bound_params()
-        names = {p.name for p in params if p.kind != "positional-only"}
         when = f" (when {_describe(call.condition)})" if call.condition else ""
-        if not target.takes_var_keyword:
-            for keyword in sorted(call.keywords - names):
-                self.finding(
-                    "override-unknown-keyword", call.driver, call.method, call.call,
-                    target.where,
-                    f"{call.driver} sends {keyword}= to {call.method}{when}, but the "
-                    f"override {owner.fqn}.{target.name} has no parameter {keyword} and no "
-                    "**kwargs",
-                )
-        if call.open_keywords:
-            return
-        positional = [p for p in params if p.kind in ("positional-only", "positional")]
-        given = {p.name for p in positional[: call.positional]} | set(call.keywords)
-        for param in params:
-            if param.kind in ("var-positional", "var-keyword") or param.has_default:
-                continue
-            if param.name not in given:
-                self.finding(
-                    "override-missing-argument", call.driver, call.method, call.call,
-                    target.where,
-                    f"{call.driver} calls {call.method}{when} without {param.name}, which the "
-                    f"override {owner.fqn}.{target.name} requires",
-                )
+        shape = fit(target, Sent(tuple(sorted(call.keywords)), call.positional,
+                                 call.open_keywords))
+        for keyword in shape.unknown_keywords:
+            self.finding(
+                "override-unknown-keyword", call.driver, call.method, call.call,
+                target.where,
+                f"{call.driver} sends {keyword}= to {call.method}{when}, but the "
+                f"override {owner.fqn}.{target.name} has no parameter {keyword} and no "
+                "**kwargs",
+            )
+        for name in shape.missing:
+            self.finding(
+                "override-missing-argument", call.driver, call.method, call.call,
+                target.where,
+                f"{call.driver} calls {call.method}{when} without {name}, which the "
+                f"override {owner.fqn}.{target.name} requires",
+            )
 
     def finding(
         self, rule: RuleName, driver: str, method: str, call: str, definition: str, message: str

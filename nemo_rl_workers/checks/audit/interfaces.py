@@ -22,6 +22,7 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
 from nemo_rl_workers.reading.source import (
     CallSite,
@@ -209,29 +210,17 @@ def _judge(resolver: Resolver, item: InterfaceCall, impl: ClassInfo,
     if any(d.split("(")[0].rsplit(".", 1)[-1] not in ("abstractmethod", "override")
            for d in function.decorators):
         return []  # a decorator may change what it takes
-    params = function.bound_params()
+    shape = fit(function, Sent.of(node))
     out: list[Finding] = []
-    names = {p.name for p in params if p.kind != "positional-only"}
-    if not function.takes_var_keyword:
-        for keyword in node.keywords:
-            if keyword.arg is not None and keyword.arg not in names:
-                out.append(finding(
-                    "unknown-keyword", function.where,
-                    f"{spelled}, sending {keyword.arg}=, which {owner.name}.{item.method} "
-                    f"(the method of its implementation {impl.fqn}) takes no such parameter "
-                    "and no **kwargs"))
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords):
-        return out
-    positional = [p for p in params if p.kind in ("positional-only", "positional")]
-    given = {p.name for p in positional[: len(node.args)]} | {
-        k.arg for k in node.keywords if k.arg is not None}
-    for param in params:
-        if param.kind in ("var-positional", "var-keyword") or param.has_default:
-            continue
-        if param.name not in given:
-            out.append(finding(
-                "required-not-sent", function.where,
-                f"{spelled} without {param.name}, a required parameter of "
-                f"{owner.name}.{item.method} (the method of its implementation {impl.fqn})"))
+    for keyword in shape.unknown_keywords:
+        out.append(finding(
+            "unknown-keyword", function.where,
+            f"{spelled}, sending {keyword}=, which {owner.name}.{item.method} "
+            f"(the method of its implementation {impl.fqn}) takes no such parameter "
+            "and no **kwargs"))
+    for name in shape.missing:
+        out.append(finding(
+            "required-not-sent", function.where,
+            f"{spelled} without {name}, a required parameter of "
+            f"{owner.name}.{item.method} (the method of its implementation {impl.fqn})"))
     return out

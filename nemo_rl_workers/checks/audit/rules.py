@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
+from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.conditions import conflicts, describe
 from nemo_rl_workers.checks.audit.config_tests import Origin
 from nemo_rl_workers.checks.audit.drivers import Dispatch, Driver, WorkerChoice, restricted
@@ -263,28 +264,20 @@ def _judge(
             f"{dispatch.function} calls {dispatch.method!r} on {choice.fqn}, where it is only a "
             f"stub ({function.stub} in {owner.name})",
         ))
-    params = function.bound_params()
-    accepts = {p.name for p in params if p.kind != "positional-only"}
-    if not function.takes_var_keyword:
-        for keyword in sorted(dispatch.keywords - accepts):
-            out.append(finding(
-                "unknown-keyword", function.where,
-                f"{dispatch.function} sends {keyword}= to {dispatch.method!r} of "
-                f"{choice.fqn}, which takes no such parameter and no **kwargs",
-            ))
-    if not dispatch.open_keywords:
-        positional = dispatch.positional
-        for index, param in enumerate(params):
-            if param.has_default or param.kind in ("var-positional", "var-keyword"):
-                continue
-            if param.kind in ("positional-only", "positional") and index < positional:
-                continue
-            if param.name not in dispatch.keywords:
-                out.append(finding(
-                    "required-not-sent", function.where,
-                    f"{dispatch.function} never sends {param.name}, a required parameter of "
-                    f"{dispatch.method!r} of {choice.fqn}",
-                ))
+    shape = fit(function, Sent(tuple(sorted(dispatch.keywords)), dispatch.positional,
+                               dispatch.open_keywords))
+    for keyword in shape.unknown_keywords:
+        out.append(finding(
+            "unknown-keyword", function.where,
+            f"{dispatch.function} sends {keyword}= to {dispatch.method!r} of "
+            f"{choice.fqn}, which takes no such parameter and no **kwargs",
+        ))
+    for name in shape.missing:
+        out.append(finding(
+            "required-not-sent", function.where,
+            f"{dispatch.function} never sends {name}, a required parameter of "
+            f"{dispatch.method!r} of {choice.fqn}",
+        ))
     generator = function.is_generator
     if dispatch.stream is True and not generator:
         out.append(finding(

@@ -20,6 +20,7 @@ import ast
 import re
 from collections.abc import Iterable
 
+from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.extension_rules import (
     ExtensionAudit,
     _Calls,
@@ -146,33 +147,21 @@ def _judge(info: ClassInfo, override: Function, base: ClassInfo, caller: Functio
                        override.where, message)
 
     out: list[Finding] = []
-    params = override.bound_params()
-    names = {p.name for p in params if p.kind != "positional-only"}
-    if not override.takes_var_keyword:
-        for keyword in node.keywords:
-            if keyword.arg is not None and keyword.arg not in names:
-                out.append(finding(
-                    "base-call-unknown-keyword",
-                    f"{spelled} calls self.{override.name}(..., {keyword.arg}=...), but the "
-                    f"override {info.fqn}.{override.name} has no parameter {keyword.arg} and "
-                    "no **kwargs"))
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(
-            k.arg is None for k in node.keywords):
-        return out
-    positional = [p for p in params if p.kind in ("positional-only", "positional")]
-    if len(node.args) > len(positional) and not override.takes_var_positional:
+    shape = fit(override, Sent.of(node))
+    for keyword in shape.unknown_keywords:
+        out.append(finding(
+            "base-call-unknown-keyword",
+            f"{spelled} calls self.{override.name}(..., {keyword}=...), but the "
+            f"override {info.fqn}.{override.name} has no parameter {keyword} and "
+            "no **kwargs"))
+    if shape.too_many_positional:
         out.append(finding(
             "base-call-too-many-positional",
             f"{spelled} calls self.{override.name}(...) with {len(node.args)} positional "
-            f"arguments, but the override {info.fqn}.{override.name} takes {len(positional)}"))
-    given = {p.name for p in positional[: len(node.args)]} | {
-        k.arg for k in node.keywords if k.arg is not None}
-    for param in params:
-        if param.kind in ("var-positional", "var-keyword") or param.has_default:
-            continue
-        if param.name not in given:
-            out.append(finding(
-                "base-call-missing-argument",
-                f"{spelled} calls self.{override.name}(...) without {param.name}, which the "
-                f"override {info.fqn}.{override.name} requires"))
+            f"arguments, but the override {info.fqn}.{override.name} takes {shape.takes}"))
+    for name in shape.missing:
+        out.append(finding(
+            "base-call-missing-argument",
+            f"{spelled} calls self.{override.name}(...) without {name}, which the "
+            f"override {info.fqn}.{override.name} requires"))
     return out
