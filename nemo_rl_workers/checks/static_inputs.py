@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
-from nemo_rl_workers.reading.source.lookup import RootListing
+from nemo_rl_workers.tree.source.lookup import RootListing
 
 _STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 

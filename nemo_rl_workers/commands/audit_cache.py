@@ -1,7 +1,7 @@
 """`audit` answered from the cache when nothing it reads has changed.
 
 An audit reads every `.py`/`.pyi` file of the checkout's `nemo_rl` package and of the
-installed stub folders (`nemo_rl_workers.reading.source.reading.discover` lists them, as `read_tree`
+installed stub folders (`nemo_rl_workers.tree.source.reading.discover` lists them, as `read_tree`
 reads them), the baseline when one is given, and this program's own code. The entry's key
 is the sha256 of all of those files' bytes, with the command's arguments, the working
 folder (paths are shown from it) and whether the output is coloured; the entry holds
@@ -48,7 +48,7 @@ def _files_digest(digest: Any, files: list[Path]) -> None:
 
 def _tree_files(checkout: Path) -> list[Path]:
     from nemo_rl_workers.checks.audit.run import PACKAGE, stub_roots
-    from nemo_rl_workers.reading.source.reading import SourceProblem, discover
+    from nemo_rl_workers.tree.source.reading import SourceProblem, discover
 
     problems: list[SourceProblem] = []
     files = list(discover(checkout / PACKAGE, problems))

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from nemo_rl_workers.checks.audit.conditions import (
+from nemo_rl_workers.tree.conditions import (
     ALWAYS,
     Condition,
     condition_of,
@@ -22,7 +22,7 @@ from nemo_rl_workers.checks.audit.conditions import (
     restrict,
     test_holds,
 )
-from nemo_rl_workers.checks.audit.knowledge import (
+from nemo_rl_workers.tree.knowledge import (
     ACTOR_ENVIRONMENT_REGISTRIES,
     DISPATCH_HELPERS,
     DRIVER_OWNERS,
@@ -36,7 +36,7 @@ from nemo_rl_workers.checks.audit.knowledge import (
     DispatchHelper,
     Owner,
 )
-from nemo_rl_workers.reading.source import (
+from nemo_rl_workers.tree.source import (
     CallSite,
     ClassInfo,
     Function,
@@ -44,7 +44,7 @@ from nemo_rl_workers.reading.source import (
     SourceTree,
     resolve_local,
 )
-from nemo_rl_workers.reading.source.resolve import resolve_fqn
+from nemo_rl_workers.tree.source.resolve import resolve_fqn
 
 MAX_DEPTH = 4
 ACTOR_PREFIX = "actor:"  # a handle source that names the one class its actors are
