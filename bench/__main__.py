@@ -30,6 +30,7 @@ from bench import (
     bench_refusal,
     bench_startup,
     bench_static,
+    bench_tree,
     bench_typed_calls,
     bench_verification_scaling,
     bench_verifier,
@@ -65,6 +66,7 @@ BENCHES = (
     Bench("11. A cluster that cannot hold the workers, refused", "bench_cluster_fit",
           bench_cluster_fit.main, needs_ray=True),
     Bench("12. Start-up of the command", "bench_startup", bench_startup.main),
+    Bench("13. The tree model: cached, linear, bounded", "bench_tree", bench_tree.main),
 )
 
 

@@ -117,8 +117,25 @@ def _drivers_for(kind: str, section: Mapping[str, Any], revision: Revision,
     return None, None  # a section this older tree has no workers for (value): nothing to judge
 
 
+def unread_reason(revision: Revision) -> str | None:
+    """Why no section's class is decided while modules of the tree are unread: each file
+    and its cause (the first three, then how many more)."""
+    if not revision.unread:
+        return None
+    shown = "; ".join(revision.unread[:3])
+    more = len(revision.unread) - 3
+    rest = f"; and {more} more" if more > 0 else ""
+    which = "it" if len(revision.unread) == 1 else "they"
+    return (f"the tree could not be read whole ({shown}{rest}), and {which} may hold the "
+            "driver that decides this section's worker class")
+
+
 def _judge(path: str, section: Mapping[str, Any], kind: str, revision: Revision,
            verdict: TreeVerdict) -> None:
+    unread = unread_reason(revision)
+    if unread is not None:
+        verdict.problems.append(_undecided(path, unread))
+        return
     driver, why_not = _drivers_for(kind, section, revision, path)
     if driver is None:
         if why_not is not None:
@@ -203,6 +220,9 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
                             "environment in this tree's registry (ACTOR_ENVIRONMENT_REGISTRY); "
                             "add it there, or Ray cannot tell which Python runs it.",
                     rule="R2"))
+    if fqn in revision.class_problems:
+        verdict.problems.append(_undecided(
+            path, f"{fqn} cannot be modelled: {revision.class_problems[fqn]}"))
     backend, mode = _labels(row, kind, section)
     env = ActorEnvironment(name=revision.environments.get(fqn, "unregistered"))
     return Resolution(

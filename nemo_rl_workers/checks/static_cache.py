@@ -8,21 +8,16 @@ code. The entry holds the verdict and its *manifest*: every module the checker m
 follow from the probe, with the file it resolves to and the sha256 of each file
 (`static_inputs`). It is used only while every file still resolves and hashes the same.
 
-An entry is a JSON file with a checksum over its payload, written to a temporary file
-and renamed into place (`os.replace`), so a reader sees a whole entry or none. One that
-is unreadable, truncated, not a regular file, too large, or fails its checksum is
-ignored and rewritten: the cache can only make a run faster, never change its verdict.
+Entries are the tool's content cache's (`nemo_rl_workers.tree.cache`): checksummed JSON,
+written whole, ignored and rewritten when damaged; the cache can only make a run faster,
+never change its verdict.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
-import stat
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,69 +39,24 @@ from nemo_rl_workers.checks.static_inputs import (
     read_manifest,
     still_valid,
 )
-from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading import distributions
+from nemo_rl_workers.tree.cache import (
+    DEFAULT_CACHE_DIR,
+    FORMAT,
+    MAX_ENTRY_BYTES,
+    CacheDirError,
+    ContentCache,
+)
+from nemo_rl_workers.tree.cache import checksum as _checksum
 
-DEFAULT_CACHE_DIR = ".nemo-rl-workers-cache"
-FORMAT = 1
-MAX_ENTRY_BYTES = 8 * 1024 * 1024
+__all__ = ["DEFAULT_CACHE_DIR", "FORMAT", "MAX_ENTRY_BYTES", "CacheDirError", "StaticCache"]
+
 _OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_ancestry.py")
 
 
-class CacheDirError(ValueError):
-    """A cache folder that cannot be used: one line naming it and why."""
-
-
-def _checksum(payload: object) -> str:
-    return hashlib.sha256(
-        json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()
-    ).hexdigest()
-
-
 @dataclass(frozen=True)
-class StaticCache:
-    """Entries under `folder/v<FORMAT>/`; see the module's docstring."""
-
-    folder: Path
-
-    @classmethod
-    def open(cls, folder: str | os.PathLike[str], *, create: bool = True) -> StaticCache:
-        """The cache in `folder`, created now if missing (`create`), else when the first
-        entry is stored; `CacheDirError` if it exists and cannot be used, or cannot be
-        created."""
-        shown = one_line(os.fspath(folder))  # a name may hold a newline
-        if not shown:
-            raise CacheDirError("the cache folder's name is empty")
-        path = Path(folder)
-        if path.exists() and not path.is_dir():
-            raise CacheDirError(f"cache folder {shown} exists and is not a directory")
-        cache = cls(path)
-        if create or path.exists():
-            try:
-                cache._prepare()
-                probe_fd, probe = tempfile.mkstemp(dir=cache._entries(), prefix=".write-test-")
-                os.close(probe_fd)
-                os.unlink(probe)
-            except OSError as err:
-                reason = err.strerror or type(err).__name__
-                raise CacheDirError(f"cache folder {shown} cannot be used: {reason}") from err
-        return cache
-
-    def _entries(self) -> Path:
-        return self.folder / f"v{FORMAT}"
-
-    def _prepare(self) -> None:
-        """The entries' folder, and the markers that tell backup tools and git to leave
-        the cache alone (as pytest's cache does); OSError if they cannot be made."""
-        self._entries().mkdir(parents=True, exist_ok=True)
-        for name, text in (("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"),
-                           (".gitignore", "*\n")):
-            marker = self.folder / name
-            if not marker.exists():
-                marker.write_text(text, encoding="utf-8")
-
-    def _entry(self, key: str) -> Path:
-        return self._entries() / f"{key}.json"
+class StaticCache(ContentCache):
+    """Static verdicts as entries of the tool's content cache; see the module's docstring."""
 
     def judge(
         self,
@@ -145,55 +95,6 @@ class StaticCache:
                         "manifest": manifests[i].as_json(),
                     })
         return [reports[i] for i in range(len(subjects))]
-
-    def load(self, key: str) -> dict[str, Any] | None:
-        """The payload stored under `key`, or None for a missing or untrustworthy entry."""
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-        try:
-            fd = os.open(self._entry(key), flags)
-        except OSError:
-            return None
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
-                return None
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                raw = f.read(MAX_ENTRY_BYTES + 1)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        try:
-            entry = json.loads(raw)
-        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-            return None
-        if not isinstance(entry, dict) or entry.get("format") != FORMAT:
-            return None
-        payload = entry.get("payload")
-        if entry.get("key") != key or not isinstance(payload, dict):
-            return None
-        if entry.get("sha256") != _checksum(payload):
-            return None
-        return payload
-
-    def store(self, key: str, payload: dict[str, Any]) -> None:
-        """Write the entry whole or not at all; a full disk only costs the next run time."""
-        entry = {"format": FORMAT, "key": key, "payload": payload, "sha256": _checksum(payload)}
-        target = self._entry(key)
-        try:
-            self._prepare()  # the default folder is made on the first entry stored
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f, ensure_ascii=True)
-            os.replace(temp, target)
-        except OSError:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
 
 
 @functools.cache

@@ -27,7 +27,7 @@ from nemo_rl_workers.findings.adapters import audit_results
 from nemo_rl_workers.findings.audit_report import render_text, report_json
 from nemo_rl_workers.findings.formats import STRUCTURED, write
 from nemo_rl_workers.findings.report import use_color
-from nemo_rl_workers.tree.checkout import vllm_pin
+from nemo_rl_workers.tree.checkout import project_pin
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
@@ -38,7 +38,9 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         known = read_baseline(Path(args.baseline)) if args.baseline else set()
-        pinned = vllm_pin(checkout_root(Path(args.nemo_rl)))
+        pinned, project_problem = project_pin(checkout_root(Path(args.nemo_rl)))
+        if project_problem is not None:
+            print(f"nemo-rl-workers: audit: {one_line(project_problem)}", file=err)
         extend, note = extension_side(args.extensions, args.path, args.vllm_version, pinned)
         if note:
             print(f"nemo-rl-workers: audit: {one_line(note)}", file=err)

@@ -24,8 +24,10 @@ from nemo_rl_workers.checks.static_cache import FORMAT, StaticCache
 from nemo_rl_workers.checks.static_inputs import file_digest, installed_fingerprint
 from nemo_rl_workers.commands.cache import open_cache
 from nemo_rl_workers.findings.report import use_color
+from nemo_rl_workers.tree.cache import own_files
 
 EXIT_UNUSABLE = 2
+__all__ = ["audit_key", "own_files", "run_audit_cached"]
 
 
 class _Captured(io.StringIO):
@@ -55,13 +57,6 @@ def _tree_files(checkout: Path) -> list[Path]:
     for stub in stub_roots():
         files.extend(discover(stub, problems))
     return files
-
-
-def own_files() -> list[Path]:
-    """The code an audit's output depends on, beside the tree: every module of this
-    package (the layers move; a list of folders would fall behind and keep stale answers)."""
-    package = Path(__file__).resolve().parents[1]  # nemo_rl_workers/
-    return sorted(package.rglob("*.py"))
 
 
 def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:

@@ -1,10 +1,11 @@
-"""`--cache-dir DIR` / `--no-cache` of `check --static` and `verify --static`.
+"""`--cache-dir DIR` / `--no-cache`: the cache of tree models, audits and static verdicts.
 
-The cache (`static_cache`) lives in `.nemo-rl-workers-cache/` of the working folder by
-default, made when the first verdict is stored. A `--cache-dir` that cannot be used (a
-file, a folder that cannot be created or written) is unusable input: one line, exit code
-2. The default folder failing only costs speed: one warning line when it exists but cannot
-be used, none when it cannot be made, and the run goes on without a cache.
+The cache (`tree.cache`; `static_cache` for static verdicts) lives in
+`.nemo-rl-workers-cache/` of the working folder by default, made when the first entry is
+stored. A `--cache-dir` that cannot be used (a file, a folder that cannot be created or
+written) is unusable input: one line, exit code 2. The default folder failing only costs
+speed: one warning line when it exists but cannot be used, none when it cannot be made,
+and the run goes on without a cache.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.static_cache import StaticCache
+    from nemo_rl_workers.tree.checkout import Checkout
+    from nemo_rl_workers.tree.revision import Revision
 
 
 def open_cache(args: argparse.Namespace, err: TextIO) -> tuple[bool, StaticCache | None]:
@@ -33,3 +36,35 @@ def open_cache(args: argparse.Namespace, err: TextIO) -> tuple[bool, StaticCache
             return False, None
         print(f"nemo-rl-workers: warning: {bad}; running without the cache", file=err)
         return True, None
+
+
+class Revisions:
+    """The revisions one command judges against, through the cache its arguments ask for:
+    each tree read (or loaded) once per run, a line about a cache entry said once.
+
+    Call it with a checkout: the revision, or None after one line for a bad `--cache-dir`;
+    `UnusableCheckout` passes through (the caller words it). `say_notes` prints the cache's
+    lines once the command has its revisions."""
+
+    def __init__(self, args: argparse.Namespace, err: TextIO) -> None:
+        self.args = args
+        self.err = err
+        self.notes: list[str] = []
+        self._found: dict[Checkout | None, Revision] = {}
+
+    def __call__(self, checkout: Checkout | None) -> Revision | None:
+        from nemo_rl_workers.tree.stage import revision_of
+
+        if checkout in self._found:
+            return self._found[checkout]
+        usable, cache = open_cache(self.args, self.err)
+        if not usable:
+            return None
+        revision = revision_of(checkout, cache, self.notes)
+        self._found[checkout] = revision
+        return revision
+
+    def say_notes(self) -> None:
+        for note in self.notes:
+            print(f"nemo-rl-workers: warning: {note}", file=self.err)
+        self.notes.clear()

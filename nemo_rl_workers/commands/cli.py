@@ -121,7 +121,7 @@ def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     if args.command == "list":
         from nemo_rl_workers.commands.listing import run_list
 
-        return run_list(args.json, args.nemo_rl, args.reference, out, err)
+        return run_list(args, out, err)
     if args.command == "audit":
         from nemo_rl_workers.commands.audit_cache import run_audit_cached
 
@@ -180,23 +180,33 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
     return EXIT_PROBLEMS if any(r.problems for r in reports) else EXIT_OK
 
 
-def _revisions(given: str | None, configs: Sequence[str], err: TextIO,
-               reference: bool = False) -> dict[str, Revision] | None:
-    """The NeMo-RL each config is judged against; None after one line for a bad --nemo-rl."""
+def _revisions(args: argparse.Namespace, configs: Sequence[str],
+               err: TextIO) -> dict[str, Revision] | None:
+    """The NeMo-RL each config is judged against; None after one line for a bad --nemo-rl
+    (or --cache-dir)."""
+    from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
-    from nemo_rl_workers.tree.revision import revision_of
 
+    found: dict[str, Revision] = {}
+    revisions = Revisions(args, err)
     try:
-        return {c: revision_of(find_checkout(given, [c], reference)) for c in configs}
+        for config in configs:
+            revision = revisions(find_checkout(args.nemo_rl, [config], args.reference))
+            if revision is None:
+                return None
+            found[config] = revision
     except UnusableCheckout as bad:
         print(f"nemo-rl-workers: {bad}", file=err)
         return None
+    finally:
+        revisions.say_notes()
+    return found
 
 
 def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.config_check import analyze_file
 
-    revisions = _revisions(args.nemo_rl, [args.config], err, args.reference)
+    revisions = _revisions(args, [args.config], err)
     if revisions is None:
         return EXIT_UNUSABLE
     report = analyze_file(
@@ -233,7 +243,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             return EXIT_UNUSABLE
     items = _config_inputs(args.configs)
     files = [item for item in items if isinstance(item, str)]
-    revisions = _revisions(args.nemo_rl, files, err, args.reference)
+    revisions = _revisions(args, files, err)
     if revisions is None:
         return EXIT_UNUSABLE
     # Against another tree, "verify" is the audit's findings on the classes a section

@@ -7,6 +7,7 @@ environment that is no row's own worker, with its environment and who registered
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
@@ -165,21 +166,31 @@ def render_tree_listing(revision: Revision) -> str:
                if revision.extension_field != "not read"
                else "worker_extension_cls_fqn: not read")
     out.append(f"actor-environment registry: {len(revision.environments)} classes")
-    out.append(f"vLLM pinned: {revision.vllm_pin or 'none'}")
+    pinned = revision.vllm_pin or (
+        f"undecided ({revision.project_problem})" if revision.project_problem else "none")
+    out.append(f"vLLM pinned: {pinned}")
     out.extend(f"undecided: {reason}" for reason in revision.undecided)
+    out.extend(f"undecided: this table may lack rows: {line}" for line in revision.unread)
+    out.extend(f"undecided: {fqn} cannot be modelled: {why}"
+               for fqn, why in sorted(revision.class_problems.items()))
     return "\n".join(out)
 
 
-def run_list(as_json: bool, given: str | None, reference: bool, out: TextIO,
-             err: TextIO) -> int:
+def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The `list` command: 0, or 2 with one line when an entry point is broken or
     `--nemo-rl` names no tree. A tree other than the reference prints its own table."""
+    from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.model.registry import RegistryError, default_registry
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
-    from nemo_rl_workers.tree.revision import revision_of
 
+    as_json: bool = args.json
+    revisions = Revisions(args, err)
     try:
-        revision = revision_of(find_checkout(given, (), reference))
+        found = revisions(find_checkout(args.nemo_rl, (), args.reference))
+        revisions.say_notes()
+        if found is None:
+            return 2
+        revision = found
         listing = worker_listing(default_registry())
     except (RegistryError, UnusableCheckout) as bad:
         print(f"nemo-rl-workers: {bad}", file=err)
@@ -190,7 +201,8 @@ def run_list(as_json: bool, given: str | None, reference: bool, out: TextIO,
             out.write("\n")
         else:
             print(f"NeMo-RL: {revision.label()}\n{render_tree_listing(revision)}", file=out)
-        return 0
+        # A table the source could not decide whole is not a listing to rely on.
+        return 1 if revision.unread or revision.class_problems else 0
     if as_json:
         json.dump({"nemo_rl": revision.as_json(), **listing_json(listing)}, out, indent=2)
         out.write("\n")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from nemo_rl_workers.commands.options import add_nemo_rl_flag
+from nemo_rl_workers.commands.options import add_cache_flags, add_nemo_rl_flag
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.model.migration import DROPPED_KEYS as DROPPED_KEYS
 from nemo_rl_workers.model.migration import LOUD
@@ -70,6 +70,7 @@ def _parser() -> _Parser:
     parser.add_argument("--explicit-workers", action="store_true",
                         help=f"write out the {FIELD} that quant_cfg implies")
     add_nemo_rl_flag(parser)
+    add_cache_flags(parser)
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 
@@ -108,18 +109,24 @@ def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path
     """The files whose NeMo-RL reads the older schema they are on: migrate moves configs
     to the schema of their tree, never away from it, so these stay as they are (one line
     per tree says why). None after one line for a bad --nemo-rl."""
+    from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
-    from nemo_rl_workers.tree.revision import NEW_SCHEMA, revision_of
+    from nemo_rl_workers.tree.revision import NEW_SCHEMA
 
     kept: dict[str, list[Path]] = {}
+    revisions = Revisions(args, err)
     try:
         for file, _ in inputs:
-            revision = revision_of(find_checkout(args.nemo_rl, [str(file)], args.reference))
+            revision = revisions(find_checkout(args.nemo_rl, [str(file)], args.reference))
+            if revision is None:
+                return None
             if revision.schema != NEW_SCHEMA:
                 kept.setdefault(revision.label(), []).append(file)
     except UnusableCheckout as bad:
         err.write(f"nemo-rl-workers migrate: {bad}\n")
         return None
+    finally:
+        revisions.say_notes()
     for label, files in kept.items():
         err.write(f"nemo-rl-workers migrate: {len(files)} file(s) left unchanged: they are "
                   f"on the schema of the NeMo-RL they belong to, {label}; give --reference "

@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resolve.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_nemo_rl_flag(resolve)
+    add_cache_flags(resolve)
 
     check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
     check.add_argument("configs", nargs="+", metavar="CONFIG",
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("list", help="show every worker row and registered extension")
     listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_nemo_rl_flag(listing)
+    add_cache_flags(listing)
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
 
@@ -159,7 +161,8 @@ def add_cache_flags(command: argparse.ArgumentParser) -> None:
     group = command.add_mutually_exclusive_group()
     group.add_argument(
         "--cache-dir", default=None, metavar="DIR",
-        help="where static verdicts and audit results are kept (default: .nemo-rl-workers-cache)",
+        help="where tree models, audit results and static verdicts are kept "
+        "(default: .nemo-rl-workers-cache)",
     )
     group.add_argument("--no-cache", action="store_true",
                        help="judge afresh and store nothing")

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+
 PACKAGE = "nemo_rl"
 MAX_WALK_UP = 64  # folders above a config; a deeper path is not a checkout layout
 _VLLM_PIN = re.compile(r"^\s*vllm\s*==\s*([0-9][0-9A-Za-z.+-]*)")
@@ -54,6 +56,15 @@ def is_checkout(folder: Path) -> bool:
         return False
 
 
+def _refuse_linked_package(folder: Path, shown: str) -> None:
+    """A `nemo_rl` that is a symlink out of its checkout is not walked: a package linked
+    to `/` would read the whole machine."""
+    outside = link_out_of(folder / PACKAGE, folder)
+    if outside is not None:
+        raise UnusableCheckout(f"{shown}: its {PACKAGE} {outside}; give the folder that holds "
+                               f"the {PACKAGE} package itself")
+
+
 def given_checkout(path: str) -> Checkout:
     """`--nemo-rl PATH`: the folder itself, or its parent when PATH is the package."""
     folder = Path(path)
@@ -63,6 +74,7 @@ def given_checkout(path: str) -> Checkout:
         if not folder.is_dir():
             raise UnusableCheckout(f"--nemo-rl {path}: is not a folder")
         if is_checkout(folder):
+            _refuse_linked_package(folder, f"--nemo-rl {path}")
             return Checkout(folder.resolve(), "--nemo-rl", os.path.normpath(path))
         if folder.name == PACKAGE and is_checkout(folder.parent):
             return Checkout(folder.parent.resolve(), "--nemo-rl",
@@ -83,6 +95,7 @@ def config_checkout(config: str) -> Checkout | None:
     for _ in range(MAX_WALK_UP):
         if is_checkout(folder):
             shown = str(folder) if os.path.isabs(config) else os.path.relpath(folder)
+            _refuse_linked_package(folder, shown)
             return Checkout(folder, "the config's checkout", shown)
         if folder.parent == folder:
             return None
@@ -124,23 +137,81 @@ def find_checkout(given: str | None, configs: Sequence[str] = (),
     return environment_checkout()
 
 
+MAX_PROJECT_BYTES = 1024 * 1024
+"""A `pyproject.toml` larger than this is refused (upstream's is about 20 KB)."""
+
+
 def vllm_pin(root: Path) -> str | None:
     """The vLLM version the tree's `pyproject.toml` pins (`vllm==X` in its dependencies
-    or extras); None where it pins none or there is no such file."""
+    or extras); None where it pins none, or the file cannot be used (`project_pin`)."""
+    return project_pin(root)[0]
+
+
+def project_pin(root: Path) -> tuple[str | None, str | None]:
+    """(the vLLM version the tree's `pyproject.toml` pins, why the file could not be
+    used): read through the guarded reader (a FIFO, a device or a link out of the tree is
+    refused, never waited on or read), parsed with bounded nesting, every value it reads
+    type-checked. No file is (None, None): nothing to read, nothing wrong."""
+    path = root / "pyproject.toml"
+    if not os.path.lexists(path):
+        return None, None
+    outside = link_out_of(path, root)
+    if outside is not None:
+        return None, f"pyproject.toml {outside}; its vLLM pin is not read"
     try:
-        with open(root / "pyproject.toml", "rb") as f:
-            project = tomllib.load(f).get("project", {})
-    except (OSError, tomllib.TOMLDecodeError, ValueError):
-        return None
+        raw = read_regular(path, limit=MAX_PROJECT_BYTES, what="a project file")
+    except FileRefused as refused:
+        return None, f"pyproject.toml {refused.reason}; its vLLM pin is not read"
+    try:
+        project = tomllib.loads(raw.decode("utf-8")).get("project", {})
+    except UnicodeDecodeError:
+        return None, "pyproject.toml is not UTF-8 text; its vLLM pin is not read"
+    except (tomllib.TOMLDecodeError, RecursionError, MemoryError, ValueError) as err:
+        reason = "nests too deeply" if isinstance(err, RecursionError | MemoryError) else (
+            f"is not valid TOML ({err})")
+        return None, f"pyproject.toml {reason}; its vLLM pin is not read"
     if not isinstance(project, dict):
-        return None
-    requirements: list[object] = list(project.get("dependencies") or [])
-    extras = project.get("optional-dependencies") or {}
-    if isinstance(extras, dict):
-        for values in extras.values():
-            if isinstance(values, list):
-                requirements.extend(values)
+        return None, _wrong_type("project", project, "a table")
+    requirements: list[object] = []
+    dependencies = project.get("dependencies", [])
+    if not isinstance(dependencies, list):
+        return None, _wrong_type("project.dependencies", dependencies, "a list of strings")
+    requirements.extend(dependencies)
+    extras = project.get("optional-dependencies", {})
+    if not isinstance(extras, dict):
+        return None, _wrong_type("project.optional-dependencies", extras, "a table of lists")
+    for name, values in extras.items():
+        if not isinstance(values, list):
+            return None, _wrong_type(f"project.optional-dependencies.{name}", values,
+                                     "a list of strings")
+        requirements.extend(values)
     for requirement in requirements:
-        if isinstance(requirement, str) and (found := _VLLM_PIN.match(requirement)):
-            return found[1]
-    return None
+        if not isinstance(requirement, str):
+            return None, _wrong_type("a requirement", requirement, "a string")
+        if found := _VLLM_PIN.match(requirement):
+            return found[1], None
+    return None, None
+
+
+_TOML_TYPES: dict[type, str] = {bool: "a boolean", int: "an integer", float: "a float",
+                                 str: "a string", list: "an array", dict: "a table"}
+
+
+def _wrong_type(where: str, value: object, wanted: str) -> str:
+    given = _TOML_TYPES.get(type(value), "a date or time")
+    return f"pyproject.toml: {where} is {given}, not {wanted}; its vLLM pin is not read"
+
+
+def link_out_of(path: Path, root: Path) -> str | None:
+    """Why `path` is not followed: a symlink that leads out of `root` (the words follow
+    its name), or None."""
+    try:
+        if not path.is_symlink():
+            return None
+        target = os.path.realpath(path)
+        inside = os.path.realpath(root)
+    except (OSError, ValueError, RuntimeError):
+        return "cannot be read: its link cannot be followed"
+    if target == inside or target.startswith(inside.rstrip(os.sep) + os.sep):
+        return None
+    return f"is a symlink out of the tree ({target}); it is not followed"

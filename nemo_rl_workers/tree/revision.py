@@ -1,12 +1,14 @@
-"""The model of one NeMo-RL revision, which every command judges against.
+"""The model of one NeMo-RL revision, which every command judges against: the data.
 
-Built once from a tree's source by the same one-pass source model and driver reader the
-audit uses (nothing is imported): its schema generation (`dtensor_cfg` with `_v2`, or
-`automodel_cfg`), where it reads `worker_extension_cls_fqn` (the config, the
-constructor, both), its worker table for every role (the config switches that select
-each class, their defaults as the tree applies them, and each class's quantized
-counterpart from its override maps), its actor-environment registry, what its drivers
-call on each role's workers, and the vLLM version it pins.
+Built once from a tree's source (`revision_build`: the same one-pass source model and
+driver reader the audit uses; nothing is imported), kept on disk by the content of every
+file it read (`revision_cache`), opened for a command by `stage.revision_of`: its schema
+generation (`dtensor_cfg` with `_v2`, or `automodel_cfg`), where it reads
+`worker_extension_cls_fqn` (the config, the constructor, both), its worker table for
+every role (the config switches that select each class, their defaults as the tree
+applies them, and each class's quantized counterpart from its override maps), its
+actor-environment registry, what its drivers call on each role's workers, the vLLM
+version it pins, and what it could not read or model.
 
 The reference revision (upstream after PR #4176, which this project's runtime
 implements) is the same model made from the built-in table. A tree whose drivers select
@@ -17,27 +19,11 @@ decide is listed in `undecided`, with the reason; it is never a pass.
 
 from __future__ import annotations
 
-import ast
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from nemo_rl_workers.tree.checkout import Checkout, vllm_pin
-from nemo_rl_workers.tree.git_head import head_commit
-from nemo_rl_workers.tree.knowledge import (
-    DRIVER_ROLES,
-    EXTENSION_FIELD,
-    GENERATION_DRIVER_SUFFIX,
-    LIBRARY_PACKAGE,
-    SWITCHES,
-    driver_side,
-)
-
-if TYPE_CHECKING:
-    from nemo_rl_workers.tree.conditions import Condition
-    from nemo_rl_workers.tree.source import Function, SourceTree
+from nemo_rl_workers.tree.conditions import Condition, describe
 
 NEW_SCHEMA = "automodel_cfg"
 OLD_SCHEMA = "dtensor_cfg"
@@ -57,8 +43,6 @@ class TreeRow:
 
     @property
     def switches(self) -> str:
-        from nemo_rl_workers.tree.conditions import describe
-
         return describe(self.condition) or "always"
 
 
@@ -82,6 +66,16 @@ class Revision:
     drivers: Mapping[str, str] = field(default_factory=dict)
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
+    # Modules of the tree that could not be read or parsed when it was read ("file:
+    # cause", the file from the tree's root): any of them may hold a driver, so no
+    # verdict on which class a section starts is decided while one is listed.
+    unread: tuple[str, ...] = ()
+    # A worker class the table names -> why its class cannot be modelled (a cyclic or
+    # unlinearizable MRO, a module that does not parse): a section starting it is
+    # undecided.
+    class_problems: Mapping[str, str] = field(default_factory=dict)
+    # Why the tree's pyproject.toml could not be used (so `vllm_pin` is not known), if so.
+    project_problem: str | None = None
 
     def label(self) -> str:
         """What the first line of a report names: the tree, its commit, its schema."""
@@ -104,6 +98,8 @@ class Revision:
             "extension_field": self.extension_field,
             "vllm_pin": self.vllm_pin,
             "undecided": list(self.undecided),
+            "unread": list(self.unread),
+            "project_problem": self.project_problem,
         }
 
     def roles(self) -> list[str]:
@@ -165,156 +161,3 @@ def reference_revision(how: str = "no NeMo-RL tree found", root: str | None = No
 def _protocol_members(protocol: type) -> tuple[str, ...]:
     return tuple(sorted(name for klass in protocol.__mro__ if klass is not object
                         for name in vars(klass) if not name.startswith("_")))
-
-
-# -- a tree -----------------------------------------------------------------------------
-
-
-def revision_of(checkout: Checkout | None) -> Revision:
-    """The revision to judge: the reference without a tree, else the tree's model."""
-    if checkout is None:
-        return reference_revision()
-    return _tree_revision(checkout.root, checkout.how, checkout.name)
-
-
-@functools.cache
-def _tree_revision(root: Path, how: str, name: str) -> Revision:
-    """Read once per process and tree (every config of a `check` shares it)."""
-    if _selects_through_library(root):
-        # Judged as the reference, named as it: nothing machine-specific in the report.
-        return reference_revision(f"{how}, which selects workers through {LIBRARY_PACKAGE}")
-    try:
-        return build_revision(root, how, name)
-    except (RecursionError, MemoryError, ValueError, OSError) as err:
-        # A tree the source model cannot take whole: everything it would decide is
-        # undecided, with the reason, and the rest of each config is still checked.
-        return Revision(
-            name=name, root=str(root), how=how, commit=head_commit(root), schema="undecided",
-            has_v2=False, extension_field="not read", rows=(), environments={}, defaults={},
-            vllm_pin=vllm_pin(root), undecided=(
-                f"the tree's source could not be modelled: {type(err).__name__}: {err}",))
-
-
-def _selects_through_library(root: Path) -> bool:
-    """Whether the tree's own modules import the selection library (this repository's
-    runtime does: its table is the library's)."""
-    from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
-    from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, discover
-
-    marker = f"{LIBRARY_PACKAGE}.".encode()
-    # The source reader's walk and guarded read: no symlinked folder followed, no FIFO
-    # waited on, no file read past the size a module may have.
-    for path in discover(root / "nemo_rl", []):
-        try:
-            if marker in read_regular(path, limit=MAX_SOURCE_BYTES, what="a module"):
-                return True
-        except FileRefused:
-            continue
-    return False
-
-
-def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
-    """The model of the tree at `root` (the folder holding its `nemo_rl`); `name`: how
-    reports name it (default: the folder)."""
-    from nemo_rl_workers.tree.drivers import DriverReader
-    from nemo_rl_workers.tree.source import Resolver, read_tree
-
-    tree = read_tree(root, packages=["nemo_rl"], eager=driver_side)
-    resolver = Resolver(tree)
-    reader = DriverReader(tree, resolver)
-    side = reader.read()
-    undecided: list[str] = []
-    rows: list[TreeRow] = []
-    for driver in sorted(side.drivers.values(), key=lambda d: d.fqn):
-        role = _role_of(driver.name)
-        for choice in driver.choices:
-            if choice.quantized:
-                continue
-            rows.append(TreeRow(role, driver.name, choice.condition, choice.fqn,
-                                reader.overrides.get(choice.fqn), choice.where))
-    switches = {name for row in rows for name, _ in row.condition}
-    schema, has_v2 = _schema(switches)
-    if schema == "undecided":
-        undecided.append("the schema generation: no policy driver reads dtensor_cfg or "
-                         "automodel_cfg to choose its worker")
-    calls: dict[str, list[str]] = {}
-    for dispatch in side.dispatches:
-        calls.setdefault(dispatch.owner, []).append(dispatch.method)
-    driver_modules = {d.fqn.rpartition(".")[0] for d in side.drivers.values()}
-    return Revision(
-        name=name or str(root), root=str(root), how=how, commit=head_commit(root), schema=schema,
-        has_v2=has_v2, extension_field=_extension_field(tree, driver_modules),
-        rows=tuple(rows), environments={k: _env_name(v) for k, v in side.environments.items()},
-        defaults=_defaults(tree, driver_modules, switches), vllm_pin=vllm_pin(root),
-        calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
-        drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
-        undecided=tuple(undecided))
-
-
-def _env_name(text: str) -> str:
-    """An environment as the registry names it: a string literal's value, else the
-    expression as written (`PY_EXECUTABLES.VLLM`)."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
-    return value if isinstance(value, str) else text
-
-
-def _role_of(driver: str) -> str:
-    if driver in DRIVER_ROLES:
-        return DRIVER_ROLES[driver]
-    return "generation" if driver.endswith(GENERATION_DRIVER_SUFFIX) else driver
-
-
-def _schema(switches: set[str]) -> tuple[str, bool]:
-    new = any(s.startswith(f"{NEW_SCHEMA}.") for s in switches)
-    old = any(s.startswith(f"{OLD_SCHEMA}.") for s in switches)
-    if new == old:
-        return "undecided", False
-    schema = NEW_SCHEMA if new else OLD_SCHEMA
-    return schema, f"{schema}._v2" in switches
-
-
-def _functions(tree: SourceTree, modules: set[str]) -> list[Function]:
-    return [f for (module, _), f in tree.functions.items() if module in modules]
-
-
-def _extension_field(tree: SourceTree, modules: set[str]) -> str:
-    """Whether the drivers read `worker_extension_cls_fqn` from the config (a subscript
-    or `.get` key) or take it as a constructor argument (a parameter), or both."""
-    from nemo_rl_workers.tree.conditions import key_chain
-
-    from_config = from_constructor = False
-    for function in _functions(tree, modules):
-        if any(p.name == EXTENSION_FIELD for p in function.params):
-            from_constructor = True
-        for node in ast.walk(function.node):
-            if isinstance(node, ast.Subscript | ast.Call) and key_chain(node)[-1:] == [
-                    EXTENSION_FIELD]:
-                from_config = True
-    if from_config and from_constructor:
-        return "config and constructor"
-    return "config" if from_config else "constructor" if from_constructor else "not read"
-
-
-def _defaults(tree: SourceTree, modules: set[str], switches: set[str]) -> dict[str, bool]:
-    """Each switch's value where the config leaves it out, as the drivers read it:
-    the literal default of a `.get(key, default)` whose key chain ends with the switch's
-    keys. A switch read only by subscript has none (the key is required)."""
-    from nemo_rl_workers.tree.conditions import key_chain
-
-    found: dict[str, bool] = {}
-    for function in _functions(tree, modules):
-        for node in ast.walk(function.node):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "get" and len(node.args) == 2
-                    and isinstance(node.args[1], ast.Constant)
-                    and isinstance(node.args[1].value, bool)):
-                continue
-            keys = tuple(key_chain(node))
-            for name in switches:
-                wanted = SWITCHES[name].keys if name in SWITCHES else ()
-                if wanted and keys[-len(wanted):] == wanted:
-                    found.setdefault(name, node.args[1].value)
-    return found

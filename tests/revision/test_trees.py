@@ -19,7 +19,7 @@ from nemo_rl_workers.tree.checkout import (
     given_checkout,
     vllm_pin,
 )
-from nemo_rl_workers.tree.revision import build_revision
+from nemo_rl_workers.tree.revision_build import build_revision
 from tests.cli.test_cli import run
 from tests.revision.trees import config, new_tree, old_tree, worker, write
 
@@ -88,7 +88,8 @@ def test_check_on_the_older_tree_judges_its_own_schema(tmp_path: Path) -> None:
     assert report["nemo_rl"] == {
         "revision": "tree", "name": str(root.resolve()), "path": str(root.resolve()),
         "how": "the config's checkout", "commit": None, "schema": "dtensor_cfg", "v2": True,
-        "extension_field": "constructor", "vllm_pin": "0.20.1", "undecided": []}
+        "extension_field": "constructor", "vllm_pin": "0.20.1", "undecided": [], "unread": [],
+        "project_problem": None}
     code, out, _ = run("check", "--no-verify", path)
     assert out.splitlines()[0] == (
         f"NeMo-RL: {root.resolve()} (dtensor_cfg schema with _v2; the config's checkout)")
@@ -265,12 +266,18 @@ def test_a_nemo_rl_that_is_no_tree_is_one_line_exit_2(
         assert len(err.splitlines()) == 1 and says in err, err
 
 
-def test_a_tree_whose_driver_does_not_parse_is_still_judged(tmp_path: Path) -> None:
+def test_a_module_that_may_be_a_driver_and_does_not_parse_leaves_sections_undecided(
+        tmp_path: Path) -> None:
+    """Judged as if it were not there before (issue 33: a silent verdict): it names a worker
+    builder, so it may start any section's workers."""
     root = old_tree(tmp_path)
     write(root, {"nemo_rl/models/broken.py": "def (:\n    RayWorkerBuilder\n"})
     code, report, _ = _check(config(root, "c.yaml", OLD_CONFIG))
-    assert code == 0
-    assert _workers(report)["policy"] == f"{POLICY}.dtensor.DTensorPolicyWorker"
+    assert code == 1
+    assert {(p["path"], p["rule"]) for p in report["problems"]} == {
+        ("policy", "tree.undecided"), ("policy.generation", "tree.undecided")}
+    assert all("nemo_rl/models/broken.py:1: is not valid Python: invalid syntax" in p["message"]
+               for p in report["problems"])
 
 
 def test_the_vllm_pin_is_read_from_pyproject(tmp_path: Path) -> None:
@@ -286,8 +293,10 @@ def test_the_vllm_pin_is_read_from_pyproject(tmp_path: Path) -> None:
 
 
 def test_hostile_trees_are_judged_or_undecided(tmp_path: Path) -> None:
-    """An MRO cycle among the workers, a registry filled in a loop, a driver's module that
-    is a FIFO: the table is read where it can be, the rest is said, nothing hangs."""
+    """An MRO cycle among classes no driver starts, a registry filled in a loop: the table
+    is read where it can be, nothing hangs. A module that is a FIFO is not read, and since
+    it may be a driver, no section is passed (issue 33); a tree with no driver at all is
+    no NeMo-RL tree the tool can judge."""
     root = old_tree(tmp_path)
     write(root, {
         "nemo_rl/models/policy/workers/cycle.py": "class A(B): ...\nclass B(A): ...\n",
@@ -295,16 +304,21 @@ def test_hostile_trees_are_judged_or_undecided(tmp_path: Path) -> None:
             "ACTOR_ENVIRONMENT_REGISTRY = {}\n"
             "for name in ('a.B', 'c.D'):\n    ACTOR_ENVIRONMENT_REGISTRY[name] = 'X'\n"),
     })
-    os.mkfifo(root / "nemo_rl" / "models" / "pipe.py")
-    code, report, _ = _check(config(root, "c.yaml", OLD_CONFIG))
+    path = config(root, "c.yaml", OLD_CONFIG)
+    code, report, _ = _check(path)
     assert code == 0
     assert _workers(report)["policy"] == f"{POLICY}.dtensor.DTensorPolicyWorker"
-    # A tree with no driver the source names: the policy section is undecided, not passed.
-    bare = write(tmp_path / "bare", {"nemo_rl/__init__.py": "", "nemo_rl/x.py": "A = 1\n"})
-    code, report, _ = _check(config(bare, "c.yaml", OLD_CONFIG))
+    os.mkfifo(root / "nemo_rl" / "models" / "pipe.py")
+    code, report, _ = _check(path)
     assert code == 1
     assert {(p["path"], p["rule"]) for p in report["problems"]} == {
         ("policy", "tree.undecided"), ("policy.generation", "tree.undecided")}
+    assert all("nemo_rl/models/pipe.py: is not a regular file" in p["message"]
+               for p in report["problems"])
+    bare = write(tmp_path / "bare", {"nemo_rl/__init__.py": "", "nemo_rl/x.py": "A = 1\n"})
+    code, out, err = run("check", "--no-verify", "--json", config(bare, "c.yaml", OLD_CONFIG))
+    assert (code, out) == (2, "")
+    assert "is not a NeMo-RL tree the tool can judge" in err
 
 
 def test_an_audit_condition_is_compatible_with_the_section_s_switches() -> None:

@@ -26,6 +26,7 @@ from nemo_rl_workers.checks.audit.rules import (
 )
 from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
 from nemo_rl_workers.checks.audit.vllm_extensions import EXTENSION_KEY, named_classes
+from nemo_rl_workers.tree.checkout import link_out_of
 from nemo_rl_workers.tree.drivers import (
     Dispatch,
     Driver,
@@ -130,15 +131,25 @@ def checkout_root(path: Path) -> Path:
         if not path.is_dir():
             raise UnusableTree(f"{path}: is not a folder")
         if _package(path / PACKAGE):
-            return path
+            return _not_linked_out(path)
         if path.name == PACKAGE and _package(path):
-            return path.parent
+            return _not_linked_out(path.parent)
     except OSError as err:
         raise UnusableTree(f"{path}: cannot be read: {err.strerror or err}") from err
     raise UnusableTree(
         f"{path}: is not a NeMo-RL checkout (no {PACKAGE} package in it); give the folder "
         f"that holds the {PACKAGE} package"
     )
+
+
+def _not_linked_out(root: Path) -> Path:
+    """A package that is a symlink out of its checkout is not walked (a `nemo_rl` linked to
+    `/` would read the whole machine)."""
+    outside = link_out_of(root / PACKAGE, root)
+    if outside is not None:
+        raise UnusableTree(f"{root}: its {PACKAGE} {outside}; give the folder that holds the "
+                           f"{PACKAGE} package itself")
+    return root
 
 
 def _relative(where: str, root: Path) -> str:
@@ -241,6 +252,10 @@ def audit(
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
+    if not side.drivers and not side.dispatches and not tree.problems:
+        raise UnusableTree(
+            f"{path}: is not a NeMo-RL tree the tool can judge: no module of its {PACKAGE} "
+            "package starts workers or calls them by name, and none failed to read")
     owners = {d.name for d in side.drivers.values()}
     owners |= {d.owner for d in side.dispatches}
     choices = {name: reader.choices_of(name) for name in owners}

@@ -50,7 +50,7 @@ def read_tree(
     for stub in stub_roots:
         starts.append((stub, stub.parent if stub.name.endswith("-stubs") else stub))
     for start, base in starts:
-        for path in discover(start, tree.problems):
+        for path in discover(start, tree.problems, boundary=base):
             name = module_name(path, base)
             if name is None or ((name in tree.modules or name in tree.pending)
                                  and path.suffix == ".py"):

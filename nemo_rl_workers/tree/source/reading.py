@@ -1,8 +1,10 @@
 """Finding and reading a source tree's Python files, guarded as every input the project reads.
 
-A tree is untrusted input: a file may be a FIFO, a device, a symlink into a loop, huge,
-or not UTF-8. `discover` walks the tree without following directory symlinks (so a
-loop cannot make it walk forever) and `read_source` reads each file with
+A tree is untrusted input: a file may be a FIFO, a device, a symlink into a loop or out of
+the tree, huge, or not UTF-8. `discover` walks the tree without following directory
+symlinks (so a loop cannot make it walk forever) or any symlink out of the tree (a
+package linked to `/` is one problem, not a walk of the machine), and `read_source` reads
+each file with
 `nemo_rl_workers.reading.guarded_file`, as configs are read (non-blocking, regular files
 only, bounded size). What cannot be read is a `SourceProblem`, never an exception.
 """
@@ -16,8 +18,21 @@ from pathlib import Path
 
 from nemo_rl_workers.reading.guarded_file import FileRefused, os_reason, read_regular
 
-MAX_SOURCE_BYTES = 16 * 1024 * 1024
-"""A module larger than this is recorded as a problem and not parsed."""
+MAX_SOURCE_ENV = "NEMO_RL_WORKERS_MAX_MODULE_MIB"
+"""Raises (or lowers) the size cap of one module, in MiB (the guide's "Reading a tree")."""
+
+
+def _max_source_bytes() -> int:
+    given = os.environ.get(MAX_SOURCE_ENV, "")
+    if given.isdigit() and 0 < len(given) <= 6:
+        return int(given) * 1024 * 1024
+    return 8 * 1024 * 1024
+
+
+MAX_SOURCE_BYTES = _max_source_bytes()
+"""A module larger than this is recorded as a problem and not parsed: the model of a
+module costs about 100 MB of memory per MiB of source, so the 8 MiB default keeps one
+command under 1 GB."""
 MAX_FILES = 50_000
 """At most this many Python files are read from one tree."""
 SUFFIXES = (".py", ".pyi")
@@ -36,9 +51,18 @@ class SourceProblem:
         return f"{where}: {self.message}"
 
 
-def discover(root: Path, problems: list[SourceProblem]) -> Iterator[Path]:
-    """The tree's `.py`/`.pyi` files in a stable order; directory symlinks are not
-    followed, unreadable folders are recorded in `problems`."""
+def discover(root: Path, problems: list[SourceProblem],
+             boundary: Path | None = None) -> Iterator[Path]:
+    """The tree's `.py`/`.pyi` files in a stable order. Nothing outside `boundary` (the
+    tree's own folder; default `root`) is followed: a directory symlink is not entered,
+    and a start folder or a file that is a symlink out of it is recorded in `problems`,
+    as is an unreadable folder."""
+    inside = _realpath(boundary if boundary is not None else root)
+    if root.is_symlink():
+        target = _realpath(root)
+        if inside is None or target is None or not _within(target, inside):
+            problems.append(SourceProblem(str(root), _outside(root)))
+            return
     count = 0
     todo = [root]
     while todo:
@@ -58,6 +82,11 @@ def discover(root: Path, problems: list[SourceProblem]) -> Iterator[Path]:
                 if not entry.name.startswith(".") and entry.name != "__pycache__":
                     subfolders.append(Path(entry.path))
             elif entry.name.endswith(SUFFIXES):
+                if entry.is_symlink():
+                    target = _realpath(Path(entry.path))
+                    if inside is None or target is None or not _within(target, inside):
+                        problems.append(SourceProblem(entry.path, _outside(Path(entry.path))))
+                        continue
                 count += 1
                 if count > MAX_FILES:
                     problems.append(SourceProblem(
@@ -68,12 +97,31 @@ def discover(root: Path, problems: list[SourceProblem]) -> Iterator[Path]:
         todo.extend(reversed(subfolders))
 
 
+def _realpath(path: Path) -> str | None:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _outside(path: Path) -> str:
+    target = _realpath(path)
+    where = f" ({target})" if target is not None else ""
+    return f"is a symlink out of the tree{where}; it is not followed"
+
+
 def read_source(path: Path) -> str | SourceProblem:
     """The text of one regular UTF-8 file of at most MAX_SOURCE_BYTES, or why not."""
     shown = str(path)
     try:
         raw = read_regular(path, limit=MAX_SOURCE_BYTES, what="a module")
     except FileRefused as refused:
+        if refused.kind == "too-large":
+            return SourceProblem(shown, f"{refused.reason} ({MAX_SOURCE_ENV}=<MiB> raises it)")
         return SourceProblem(shown, refused.reason)
     try:
         return raw.decode("utf-8").removeprefix("\ufeff")

@@ -1,0 +1,192 @@
+"""Building the revision model of a tree from its source, in one read.
+
+The one-pass source model (`source`) and the driver reader (`drivers`) read the tree's
+`nemo_rl` package; this module distils what every command judges against (`Revision`):
+the schema generation, where `worker_extension_cls_fqn` is read, the worker table with its
+switches and their defaults, the actor environments, what each driver calls, and what
+could not be decided: modules that could not be read or parsed (`unread`) and worker
+classes whose class cannot be modelled (`class_problems`). Nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+from nemo_rl_workers.tree.checkout import PACKAGE, project_pin
+from nemo_rl_workers.tree.conditions import key_chain
+from nemo_rl_workers.tree.drivers import DriverReader
+from nemo_rl_workers.tree.git_head import head_commit
+from nemo_rl_workers.tree.knowledge import (
+    DRIVER_ROLES,
+    EXTENSION_FIELD,
+    GENERATION_DRIVER_SUFFIX,
+    LIBRARY_PACKAGE,
+    SWITCHES,
+    driver_side,
+)
+from nemo_rl_workers.tree.revision import NEW_SCHEMA, OLD_SCHEMA, Revision, TreeRow
+from nemo_rl_workers.tree.source import (
+    MAX_SOURCE_BYTES,
+    Function,
+    Resolver,
+    SourceProblem,
+    SourceTree,
+    discover,
+    read_tree,
+    resolve_fqn,
+)
+
+
+def selects_through_library(root: Path) -> bool:
+    """Whether the tree's own modules import the selection library (this repository's
+    runtime does: its table is the library's)."""
+    marker = f"{LIBRARY_PACKAGE}.".encode()
+    # The source reader's walk and guarded read: no symlinked folder followed, no FIFO
+    # waited on, no file read past the size a module may have.
+    for path in discover(root / PACKAGE, [], boundary=root):
+        try:
+            if marker in read_regular(path, limit=MAX_SOURCE_BYTES, what="a module"):
+                return True
+        except FileRefused:
+            continue
+    return False
+
+
+def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
+    """The model of the tree at `root` (the folder holding its `nemo_rl`); `name`: how
+    reports name it (default: the folder)."""
+    tree = read_tree(root, packages=[PACKAGE], eager=driver_side)
+    # What could not be read or parsed while the tree was read: an unreadable file, or a
+    # module the driver marker chose to parse now. Either may hold a driver.
+    unread = tuple(_shown(problem, root) for problem in tree.problems)
+    resolver = Resolver(tree)
+    reader = DriverReader(tree, resolver)
+    side = reader.read()
+    pin, project_problem = project_pin(root)
+    undecided: list[str] = []
+    rows: list[TreeRow] = []
+    for driver in sorted(side.drivers.values(), key=lambda d: d.fqn):
+        role = _role_of(driver.name)
+        for choice in driver.choices:
+            if choice.quantized:
+                continue
+            rows.append(TreeRow(role, driver.name, choice.condition, choice.fqn,
+                                reader.overrides.get(choice.fqn), choice.where))
+    switches = {name for row in rows for name, _ in row.condition}
+    schema, has_v2 = _schema(switches)
+    if schema == "undecided":
+        undecided.append("the schema generation: no policy driver reads dtensor_cfg or "
+                         "automodel_cfg to choose its worker")
+    calls: dict[str, list[str]] = {}
+    for dispatch in side.dispatches:
+        calls.setdefault(dispatch.owner, []).append(dispatch.method)
+    driver_modules = {d.fqn.rpartition(".")[0] for d in side.drivers.values()}
+    return Revision(
+        name=name or str(root), root=str(root), how=how, commit=head_commit(root), schema=schema,
+        has_v2=has_v2, extension_field=_extension_field(tree, driver_modules),
+        rows=tuple(rows), environments={k: _env_name(v) for k, v in side.environments.items()},
+        defaults=_defaults(tree, driver_modules, switches), vllm_pin=pin,
+        project_problem=project_problem,
+        calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
+        drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
+        undecided=tuple(undecided), unread=unread,
+        class_problems=_class_problems(tree, resolver, rows, root))
+
+
+def _env_name(text: str) -> str:
+    """An environment as the registry names it: a string literal's value, else the
+    expression as written (`PY_EXECUTABLES.VLLM`)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return value if isinstance(value, str) else text
+
+
+def _role_of(driver: str) -> str:
+    if driver in DRIVER_ROLES:
+        return DRIVER_ROLES[driver]
+    return "generation" if driver.endswith(GENERATION_DRIVER_SUFFIX) else driver
+
+
+def _schema(switches: set[str]) -> tuple[str, bool]:
+    new = any(s.startswith(f"{NEW_SCHEMA}.") for s in switches)
+    old = any(s.startswith(f"{OLD_SCHEMA}.") for s in switches)
+    if new == old:
+        return "undecided", False
+    schema = NEW_SCHEMA if new else OLD_SCHEMA
+    return schema, f"{schema}._v2" in switches
+
+
+def _functions(tree: SourceTree, modules: set[str]) -> list[Function]:
+    return [f for (module, _), f in tree.functions.items() if module in modules]
+
+
+def _extension_field(tree: SourceTree, modules: set[str]) -> str:
+    """Whether the drivers read `worker_extension_cls_fqn` from the config (a subscript
+    or `.get` key) or take it as a constructor argument (a parameter), or both."""
+    from_config = from_constructor = False
+    for function in _functions(tree, modules):
+        if any(p.name == EXTENSION_FIELD for p in function.params):
+            from_constructor = True
+        for node in ast.walk(function.node):
+            if isinstance(node, ast.Subscript | ast.Call) and key_chain(node)[-1:] == [
+                    EXTENSION_FIELD]:
+                from_config = True
+    if from_config and from_constructor:
+        return "config and constructor"
+    return "config" if from_config else "constructor" if from_constructor else "not read"
+
+
+def _defaults(tree: SourceTree, modules: set[str], switches: set[str]) -> dict[str, bool]:
+    """Each switch's value where the config leaves it out, as the drivers read it:
+    the literal default of a `.get(key, default)` whose key chain ends with the switch's
+    keys. A switch read only by subscript has none (the key is required)."""
+    found: dict[str, bool] = {}
+    for function in _functions(tree, modules):
+        for node in ast.walk(function.node):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "get" and len(node.args) == 2
+                    and isinstance(node.args[1], ast.Constant)
+                    and isinstance(node.args[1].value, bool)):
+                continue
+            keys = tuple(key_chain(node))
+            for name in switches:
+                wanted = SWITCHES[name].keys if name in SWITCHES else ()
+                if wanted and keys[-len(wanted):] == wanted:
+                    found.setdefault(name, node.args[1].value)
+    return found
+
+
+def _shown(problem: SourceProblem, root: Path) -> str:
+    """A problem as a line names it: its file from the tree's root."""
+    return str(SourceProblem(_relative(problem.file, root), problem.message, problem.line))
+
+
+def _relative(file: str, root: Path) -> str:
+    try:
+        return os.path.relpath(file, root)
+    except ValueError:
+        return file
+
+
+def _class_problems(tree: SourceTree, resolver: Resolver, rows: list[TreeRow],
+                    root: Path) -> dict[str, str]:
+    """Why a class the table names cannot be modelled: its module does not parse (it is
+    modelled only now, when asked for), or its MRO has a cycle or cannot be linearized."""
+    found: dict[str, str] = {}
+    for fqn in sorted({f for row in rows for f in (row.default_fqn, row.quantized_fqn) if f}):
+        known = len(tree.problems)
+        info = resolve_fqn(tree, fqn)
+        if info is None:
+            new = tree.problems[known:]
+            if new:
+                found[fqn] = _shown(new[0], root)
+            continue
+        problem = resolver.mro(info).problem
+        if problem is not None:
+            found[fqn] = f"{_relative(info.file, root)}:{info.line}: {problem}"
+    return found
