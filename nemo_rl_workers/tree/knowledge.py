@@ -125,10 +125,14 @@ STREAM_PROXY_KEYWORD: Final = "return_generators_as_proxies"
 
 
 EAGER_MARKERS: Final = (
-    *DISPATCH_HELPERS, WORKER_GROUP_ATTRIBUTE, *(h.rsplit(".", 1)[-1] for h in HANDLE_ATTRIBUTES),
+    *(h for h in DISPATCH_HELPERS if h.startswith("run_")), WORKER_GROUP_ATTRIBUTE,
+    *(h.rsplit(".", 1)[-1] for h in HANDLE_ATTRIBUTES if not h.startswith(
+        f"{WORKER_GROUP_ATTRIBUTE}.")),
     *WORKER_SELECTORS, OVERRIDE_MAP_SUFFIX, *ACTOR_ENVIRONMENT_REGISTRIES, ".remote(",
 )
-"""A module whose text holds none of these has no driver-side code: the audit models
+"""A module whose text holds none of these has no driver-side code (a worker group's
+`shutdown` and `workers` are reached through `worker_group`, which is a marker itself: the
+bare words are in most modules and would parse them all): the audit models
 it only if a worker's MRO leads there (see `nemo_rl_workers.tree.source.read_tree`'s `eager`)."""
 
 

@@ -38,6 +38,7 @@ from nemo_rl_workers.tree.source import (
     read_tree,
     resolve_fqn,
 )
+from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
 
 def selects_through_library(root: Path) -> bool:
@@ -58,6 +59,11 @@ def selects_through_library(root: Path) -> bool:
 def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
     """The model of the tree at `root` (the folder holding its `nemo_rl`); `name`: how
     reports name it (default: the folder)."""
+    with collector_paused():
+        return _build_revision(root, how, name)
+
+
+def _build_revision(root: Path, how: str, name: str | None) -> Revision:
     tree = read_tree(root, packages=[PACKAGE], eager=driver_side)
     # What could not be read or parsed while the tree was read: an unreadable file, or a
     # module the driver marker chose to parse now. Either may hold a driver.

@@ -44,6 +44,7 @@ from nemo_rl_workers.tree.source import (
     read_tree,
     resolve_fqn,
 )
+from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.extensions import ExtensionSection
@@ -240,6 +241,18 @@ def audit(
     more rules on the same model, whose findings join the report's; `origins`: follow each
     reachable finding's callers to where they come from, with the config tests on the
     way (`Finding.callers`, `AuditReport.entry_configs`), for a config-scoped run."""
+    with collector_paused():
+        return _audit(path, stubs=stubs, paths=paths, extend=extend, origins=origins)
+
+
+def _audit(
+    path: Path,
+    *,
+    stubs: list[Path] | None,
+    paths: Sequence[Path],
+    extend: Callable[[AuditContext], tuple[list[Finding], ExtensionSection]] | None,
+    origins: bool,
+) -> AuditReport:
     root = checkout_root(path)
     # Import roots other than the checkout are read like stub roots: every module under
     # each, named from that root, in the same one-pass model. The extension side needs
