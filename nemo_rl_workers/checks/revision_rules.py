@@ -212,7 +212,11 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
                 f"({revision.extension_field}), so {row.driver} starts {fqn}.")
         elif isinstance(configured, str):
             fqn, source = configured, "config"
-            if configured not in revision.environments:
+            if configured not in revision.environments and revision.registry_problems:
+                verdict.problems.append(_undecided(
+                    field_path, f"whether {configured} is registered with an actor "
+                                f"environment: {revision.registry_problems[0]}"))
+            elif configured not in revision.environments:
                 verdict.problems.append(Problem(
                     path=field_path, expected="a class in the tree's actor-environment registry",
                     given=configured,

@@ -94,7 +94,7 @@ def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not usable:
         return EXIT_UNUSABLE
     if cache is not None:
-        hit = _load(cache, key)
+        hit = _load(cache, key, err)
         if hit is not None:
             code, stdout, stderr = hit
             out.write(stdout)
@@ -110,11 +110,17 @@ def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
-def _load(cache: StaticCache, key: str) -> tuple[int, str, str] | None:
-    payload = cache.load(key)
-    if payload is None:
-        return None
-    code, stdout, stderr = payload.get("exit"), payload.get("stdout"), payload.get("stderr")
-    if not (isinstance(code, int) and isinstance(stdout, str) and isinstance(stderr, str)):
-        return None
-    return code, stdout, stderr
+def _load(cache: StaticCache, key: str, err: TextIO) -> tuple[int, str, str] | None:
+    """The stored answer, or None; an entry that is there but not trusted is one line."""
+    loaded = cache.load_entry(key)
+    why = loaded.ignored
+    if loaded.payload is not None:
+        payload = loaded.payload
+        code, stdout, stderr = payload.get("exit"), payload.get("stdout"), payload.get("stderr")
+        if isinstance(code, int) and isinstance(stdout, str) and isinstance(stderr, str):
+            return code, stdout, stderr
+        why = "holds a damaged answer"
+    if why is not None:
+        print(f"nemo-rl-workers: warning: cache entry {cache.describe(key)} {why}; ignored, "
+              "the audit runs again", file=err)
+    return None

@@ -171,6 +171,8 @@ def render_tree_listing(revision: Revision) -> str:
     out.append(f"vLLM pinned: {pinned}")
     out.extend(f"undecided: {reason}" for reason in revision.undecided)
     out.extend(f"undecided: this table may lack rows: {line}" for line in revision.unread)
+    out.extend(f"undecided: the registry may lack classes: {line}"
+               for line in revision.registry_problems)
     out.extend(f"undecided: {fqn} cannot be modelled: {why}"
                for fqn, why in sorted(revision.class_problems.items()))
     return "\n".join(out)
@@ -202,7 +204,8 @@ def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             print(f"NeMo-RL: {revision.label()}\n{render_tree_listing(revision)}", file=out)
         # A table the source could not decide whole is not a listing to rely on.
-        return 1 if revision.unread or revision.class_problems else 0
+        return 1 if revision.unread or revision.class_problems or revision.registry_problems \
+            else 0
     if as_json:
         json.dump({"nemo_rl": revision.as_json(), **listing_json(listing)}, out, indent=2)
         out.write("\n")

@@ -111,6 +111,9 @@ class DriverSide:
     unresolved: list[Unresolved] = field(default_factory=list)
     sites: int = 0  # dispatch call sites seen
     environments: dict[str, str] = field(default_factory=dict)  # actor FQN -> env, if found
+    # Registries that could not be evaluated whole ("file: why"): the entries above may
+    # then lack classes the tree registers.
+    registry_problems: list[str] = field(default_factory=list)
     # worker method -> the calls that reach it by name: (call, dispatch helper or "remote"
     # for a direct call, the driver whose workers receive it, the one class its handle
     # holds if known): where the arguments a worker method gets are read.
@@ -276,10 +279,21 @@ class DriverReader:
         for module, name in ((m, n) for m in self.tree.modules.values()
                              for n in ACTOR_ENVIRONMENT_REGISTRIES):
             value = module.assignments.get(name)
-            if isinstance(value, ast.Dict):
-                for key, env in zip(value.keys, value.values, strict=True):
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                        self.side.environments[key.value] = _text(env)
+            if value is None:
+                continue
+            where = f"{module.file}:{getattr(value, 'lineno', 0)}"
+            if not isinstance(value, ast.Dict):
+                self.side.registry_problems.append(
+                    f"{where}: {name} is {_text(value)[:60]!r}, not a dict the source shows")
+                continue
+            for key, env in zip(value.keys, value.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    self.side.environments[key.value] = _text(env)
+                else:
+                    shown = f"**{_text(env)}" if key is None else _text(key)
+                    self.side.registry_problems.append(
+                        f"{where}: {name} has an entry {shown[:60]!r} whose class the source "
+                        "does not name")
 
     def _driver(self, call: CallSite) -> Driver | None:
         top = _top_class(call)

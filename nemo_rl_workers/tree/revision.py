@@ -74,6 +74,9 @@ class Revision:
     # unlinearizable MRO, a module that does not parse): a section starting it is
     # undecided.
     class_problems: Mapping[str, str] = field(default_factory=dict)
+    # Actor-environment registries that could not be evaluated whole ("file:line: why"):
+    # a class missing from `environments` may still be registered.
+    registry_problems: tuple[str, ...] = ()
     # Why the tree's pyproject.toml could not be used (so `vllm_pin` is not known), if so.
     project_problem: str | None = None
 

@@ -99,6 +99,7 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
         undecided=tuple(undecided), unread=unread,
+        registry_problems=tuple(_relative_line(p, root) for p in side.registry_problems),
         class_problems=_class_problems(tree, resolver, rows, root))
 
 
@@ -177,6 +178,12 @@ def _relative(file: str, root: Path) -> str:
         return os.path.relpath(file, root)
     except ValueError:
         return file
+
+
+def _relative_line(line: str, root: Path) -> str:
+    """A "file:line: why" line with its file from the tree's root."""
+    file, sep, rest = line.partition(":")
+    return f"{_relative(file, root)}{sep}{rest}"
 
 
 def _class_problems(tree: SourceTree, resolver: Resolver, rows: list[TreeRow],

@@ -55,6 +55,7 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "undecided": list(revision.undecided),
         "unread": list(revision.unread),
         "class_problems": dict(revision.class_problems),
+        "registry_problems": list(revision.registry_problems),
     }
 
 
@@ -82,7 +83,8 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
         drivers=_strings(payload.get("drivers")),
         undecided=tuple(_typed(u, str) for u in _list(payload.get("undecided"))),
         unread=tuple(_typed(u, str) for u in _list(payload.get("unread"))),
-        class_problems=_strings(payload.get("class_problems")))
+        class_problems=_strings(payload.get("class_problems")),
+        registry_problems=tuple(_typed(u, str) for u in _list(payload.get("registry_problems"))))
 
 
 def _row(item: object) -> TreeRow:

@@ -282,3 +282,31 @@ def test_an_eight_mib_driver_module_stays_under_one_gib(tmp_path: Path) -> None:
     report = json.loads(run.out)
     assert [w["fqn"].rsplit(".", 1)[-1] for w in report["workers"]] == [
         "DTensorPolicyWorkerV2", "VllmGenerationWorker"]
+
+
+def test_a_registry_the_source_does_not_show_leaves_registration_undecided(
+        tmp_path: Path) -> None:
+    """An extension missing from a registry built by a call is not "unregistered" (R2):
+    the tree may register it there."""
+    from tests.revision.trees import new_tree
+
+    root = new_tree(tmp_path / "tree")
+    registry = root / "nemo_rl/distributed/ray_actor_environment_registry.py"
+    registry.write_text("ACTOR_ENVIRONMENT_REGISTRY = dict(load_registry())\n")
+    config(root, "c.yaml", """\
+        policy:
+          model_name: tiny
+          worker_extension_cls_fqn: research.ext.Mine
+          automodel_cfg: {enabled: true}
+          megatron_cfg: {enabled: false}
+        """)
+    run = measured(root, *COMMANDS["check"])
+    assert run.code == 1
+    assert ("policy.worker_extension_cls_fqn: undecided: whether research.ext.Mine is "
+            "registered with an actor environment: nemo_rl/distributed/"
+            "ray_actor_environment_registry.py:1: ACTOR_ENVIRONMENT_REGISTRY is "
+            "'dict(load_registry())', not a dict the source shows.") in run.out
+    assert "R2" not in run.out and "is not registered" not in run.out
+    listing = measured(root, *COMMANDS["list"])
+    assert listing.code == 1
+    assert "undecided: the registry may lack classes: nemo_rl/distributed/" in listing.out

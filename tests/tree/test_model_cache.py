@@ -144,3 +144,17 @@ def test_no_cache_reads_and_stores_nothing(tree: Path, tmp_path: Path) -> None:
         os.chdir(cwd)
     assert (code, err) == (0, "")
     assert not (tmp_path / ".nemo-rl-workers-cache").exists()
+
+
+def test_a_damaged_audit_entry_is_one_line(tree: Path, tmp_path: Path) -> None:
+    """The audit's answers are entries of the same cache, said the same way."""
+    cache = tmp_path / "cache"
+    argv = ("audit", "--nemo-rl", str(tree), "--cache-dir", str(cache))
+    fresh = run(*argv)
+    (entry,) = (cache / f"v{FORMAT}").glob("*.json")
+    _truncate(entry)
+    code, out, err = run(*argv)
+    assert (code, out) == fresh[:2]
+    assert err == (f"nemo-rl-workers: warning: cache entry {entry} is not whole JSON "
+                   "(truncated or damaged); ignored, the audit runs again\n" + fresh[2])
+    assert run(*argv) == fresh
