@@ -8,8 +8,9 @@ code. The entry holds the verdict and its *manifest*: every module the checker m
 follow from the probe, with the file it resolves to and the sha256 of each file
 (`static_inputs`). It is used only while every file still resolves and hashes the same.
 
-An entry is a JSON file with a checksum over its payload, written to a temporary file
-and renamed into place (`os.replace`), so a reader sees a whole entry or none. One that
+An entry is a JSON file with a checksum over its payload, written through the one atomic
+writer (`reading.atomic_write`; a symlink there is replaced, never written through), so a
+reader sees a whole entry or none. One that
 is unreadable, truncated, not a regular file, too large, or fails its checksum is
 ignored and rewritten: the cache can only make a run faster, never change its verdict.
 """
@@ -46,6 +47,7 @@ from nemo_rl_workers.checks.static_inputs import (
 )
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading import distributions
+from nemo_rl_workers.reading.atomic_write import write_atomic
 
 DEFAULT_CACHE_DIR = ".nemo-rl-workers-cache"
 FORMAT = 1
@@ -102,8 +104,8 @@ class StaticCache:
         for name, text in (("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n"),
                            (".gitignore", "*\n")):
             marker = self.folder / name
-            if not marker.exists():
-                marker.write_text(text, encoding="utf-8")
+            if not os.path.lexists(marker):
+                write_atomic(marker, text.encode("utf-8"), links="replace")
 
     def _entry(self, key: str) -> Path:
         return self._entries() / f"{key}.json"
@@ -179,21 +181,12 @@ class StaticCache:
     def store(self, key: str, payload: dict[str, Any]) -> None:
         """Write the entry whole or not at all; a full disk only costs the next run time."""
         entry = {"format": FORMAT, "key": key, "payload": payload, "sha256": _checksum(payload)}
-        target = self._entry(key)
         try:
             self._prepare()  # the default folder is made on the first entry stored
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            write_atomic(self._entry(key), json.dumps(entry, ensure_ascii=True).encode(),
+                         links="replace")
         except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f, ensure_ascii=True)
-            os.replace(temp, target)
-        except OSError:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
+            pass
 
 
 @functools.cache

@@ -193,9 +193,11 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
                         report = FileReport(report.path, "error", error=(
                             f"{dest} is a symlink to {_real(dest)}, outside {into}; not written"))
                     else:
+                        dest.parent.mkdir(parents=True, exist_ok=True)
                         write_atomic(dest, report.new_bytes())
             except OSError as e:
-                report = FileReport(report.path, "error", error=f"cannot be written: {e}")
+                report = FileReport(report.path, "error",
+                                    error=f"cannot be written: {e.strerror or e}")
         shown.append(report)
         _show_report(report, verb, out, err)
         if not in_place and output is None and not args.check and report.text is not None:

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from nemo_rl_workers.checks.audit.rules import Finding
+from nemo_rl_workers.reading.atomic_write import write_atomic
 from nemo_rl_workers.reading.source import SourceProblem, read_source
 
 VERSION = 1
@@ -51,15 +50,8 @@ def write_baseline(path: Path, findings: Iterable[Finding]) -> None:
 
 
 def write_keys(path: Path, keys: Iterable[Key]) -> None:
-    """Replace `path` atomically with these entries, sorted."""
+    """Replace `path` atomically with these entries, sorted (its mode kept; a symlinked
+    baseline has the file it names rewritten)."""
     entries = [dict(zip(KEYS, key, strict=True)) for key in sorted(set(keys))]
     text = json.dumps({"version": VERSION, "findings": entries}, indent=2) + "\n"
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, temp = tempfile.mkstemp(prefix=".audit-baseline-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"))
