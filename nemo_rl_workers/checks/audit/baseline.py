@@ -27,19 +27,15 @@ MAX_DIGITS = 100
 holds a number; Python refuses to convert one of over 4,300 digits at all)."""
 
 
-class _Refused(ValueError):
-    """A JSON value a baseline never holds, refused while it is parsed."""
-
-
 def _number(text: str) -> int | float:
     digits = sum(c.isdigit() for c in text)
     if digits > MAX_DIGITS:
-        raise _Refused(f"holds a {digits}-digit number")
+        raise BaselineError(f"holds a {digits}-digit number")
     return float(text) if any(c in text for c in ".eE") else int(text)
 
 
 def _constant(name: str) -> float:
-    raise _Refused(f"holds {name}, which JSON does not allow")
+    raise BaselineError(f"holds {name}, which JSON does not allow")
 
 
 def _unprintable(entry: dict[str, object]) -> str | None:
@@ -60,7 +56,7 @@ def read_baseline(path: Path) -> set[Key]:
     try:
         data = json.loads(text, parse_int=_number, parse_float=_number,
                           parse_constant=_constant)
-    except _Refused as err:
+    except BaselineError as err:  # a value no baseline holds, refused while parsing
         raise BaselineError(f"baseline {shown}: {err}") from err
     except (ValueError, RecursionError) as err:  # JSONDecodeError is a ValueError
         raise BaselineError(f"baseline {shown}: is not JSON ({one_line(str(err))})") from err
