@@ -32,6 +32,7 @@ from nemo_rl_workers.checks.audit.knowledge import (
     SWITCHES,
     driver_side,
 )
+from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading.checkout import Checkout, vllm_pin
 from nemo_rl_workers.reading.git_head import head_commit
 
@@ -90,7 +91,8 @@ class Revision:
         if self.is_reference:
             return f"{REFERENCE_NAME} ({schema})"
         commit = f" at {self.commit[:12]}" if self.commit else ""
-        return f"{self.name}{commit} ({schema}; {self.how})"
+        # A folder's name may hold a newline: escaped, as `audit` escapes paths.
+        return f"{one_line(self.name)}{commit} ({schema}; {self.how})"
 
     def as_json(self) -> dict[str, Any]:
         return {

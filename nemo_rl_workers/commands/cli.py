@@ -197,7 +197,7 @@ def _revisions(given: str | None, configs: Sequence[str], err: TextIO,
     try:
         return {c: revision_of(find_checkout(given, [c], reference)) for c in configs}
     except UnusableCheckout as bad:
-        print(f"nemo-rl-workers: {bad}", file=err)
+        print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)  # a path may hold a newline
         return None
 
 
@@ -349,7 +349,7 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             tree_root = str(given_checkout(args.nemo_rl).root)
         except UnusableCheckout as bad:
-            print(f"nemo-rl-workers: {bad}", file=err)
+            print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)
             return EXIT_UNUSABLE
     if args.static:
         from nemo_rl_workers.commands.static import verify_static

@@ -118,7 +118,7 @@ def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path
             if revision.schema != NEW_SCHEMA:
                 kept.setdefault(revision.label(), []).append(file)
     except UnusableCheckout as bad:
-        err.write(f"nemo-rl-workers migrate: {bad}\n")
+        err.write(f"nemo-rl-workers migrate: {one_line(str(bad))}\n")
         return None
     for label, files in kept.items():
         err.write(f"nemo-rl-workers migrate: {len(files)} file(s) left unchanged: they are "
