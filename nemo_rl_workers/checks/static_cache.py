@@ -52,7 +52,8 @@ from nemo_rl_workers.reading.atomic_write import write_atomic
 DEFAULT_CACHE_DIR = ".nemo-rl-workers-cache"
 FORMAT = 1
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
-_OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_ancestry.py")
+_OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_ancestry.py",
+             "static_imports.py")
 
 
 class CacheDirError(ValueError):
