@@ -17,7 +17,7 @@ from nemo_rl_workers.model.resolver import Resolution, resolve_sections
 from nemo_rl_workers.model.sections import read_by_checks, section_at
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.revision import Revision
+    from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.reading.origin import locate
 
 if TYPE_CHECKING:
@@ -142,7 +142,6 @@ def analyze_for_tree(
     """Every rule for a loaded config, as the NeMo-RL tree `revision` has them: its own
     schema, its table and switches, its registry, and the audit's findings on the classes
     it would start (see `revision_rules`)."""
-    from nemo_rl_workers.checks.revision import NEW_SCHEMA, OLD_SCHEMA
     from nemo_rl_workers.checks.revision_rules import (
         judge_sections,
         own_schema,
@@ -150,6 +149,7 @@ def analyze_for_tree(
         scoped_findings,
     )
     from nemo_rl_workers.model.config_rules import config_rules, merge_problems
+    from nemo_rl_workers.tree.revision import NEW_SCHEMA, OLD_SCHEMA
 
     known = revision.schema in (NEW_SCHEMA, OLD_SCHEMA)
     rules = config_rules(schema_view(config, revision), world_size=world_size,

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nemo_rl_workers.checks.audit.config_tests import Origin
-from nemo_rl_workers.checks.audit.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
-from nemo_rl_workers.checks.revision import NEW_SCHEMA, OLD_SCHEMA, Revision, TreeRow
 from nemo_rl_workers.errors import Problem, show
 from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
 from nemo_rl_workers.model.sections import as_mapping, model_sections, quant_cfg_of
+from nemo_rl_workers.tree.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
+from nemo_rl_workers.tree.revision import NEW_SCHEMA, OLD_SCHEMA, Revision, TreeRow
 
 GENERATION = "generation"
 

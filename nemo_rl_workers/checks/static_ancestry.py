@@ -16,11 +16,11 @@ import builtins
 import sys
 from dataclasses import dataclass, field
 
-from nemo_rl_workers.reading.source.build import model_module
-from nemo_rl_workers.reading.source.lookup import ImportRoots, locate
-from nemo_rl_workers.reading.source.model import ClassInfo, Module, SourceTree
-from nemo_rl_workers.reading.source.reading import SourceProblem, read_source
-from nemo_rl_workers.reading.source.resolve import MAX_HOPS, base_names, resolve_local
+from nemo_rl_workers.tree.source.build import model_module
+from nemo_rl_workers.tree.source.lookup import ImportRoots, locate
+from nemo_rl_workers.tree.source.model import ClassInfo, Module, SourceTree
+from nemo_rl_workers.tree.source.reading import SourceProblem, read_source
+from nemo_rl_workers.tree.source.resolve import MAX_HOPS, base_names, resolve_local
 
 MAX_CLASSES = 200
 """Classes walked for one question at most (real hierarchies stay under 20)."""

@@ -32,13 +32,10 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias
-
-if TYPE_CHECKING:
-    from nemo_rl_workers.checks.static_cache import StaticCache
+from typing import Literal, Protocol, TypeAlias
 
 from nemo_rl_workers.checks.static_imports import oversized_import
-from nemo_rl_workers.reading.source.lookup import ImportRoots, Located, RootListing, locate
+from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, RootListing, locate
 
 __all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-exported
 
@@ -357,13 +354,23 @@ def _clean(message: str, subjects: Sequence[Subject], probe: _Probe) -> str:
     return message
 
 
+class VerdictCache(Protocol):
+    """What `judge` asks of a cache (`static_cache.StaticCache` is one): answer what it
+    validly holds, run `_judge_located` for the rest. A Protocol, so this module needs no
+    import of the cache, which imports it."""
+
+    def judge(self, subjects: Sequence[Subject], protocols: Mapping[str, type], checker: str,
+              search: Sequence[Path], python: str, roots: ImportRoots) -> list[StaticReport]:
+        ...
+
+
 def judge(
     subjects: Sequence[Subject],
     *,
     checker: str = "pyrefly",
     python: str | None = None,
     protocols: Mapping[str, type] | None = None,
-    cache: StaticCache | None = None,
+    cache: VerdictCache | None = None,
     first_roots: Sequence[str] = (),
 ) -> list[StaticReport]:
     """One report per subject, in order; one checker run for all of them (for those

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from nemo_rl_workers.reading.source.lookup import ImportRoots, Located, RootListing, locate
-from nemo_rl_workers.reading.source.reading import MAX_SOURCE_BYTES, SourceProblem, read_source
+from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, RootListing, locate
+from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES, SourceProblem, read_source
 
 _STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 MAX_FOLLOWED = 5_000

@@ -27,7 +27,7 @@ from nemo_rl_workers.findings.adapters import audit_results
 from nemo_rl_workers.findings.audit_report import render_text, report_json
 from nemo_rl_workers.findings.formats import STRUCTURED, write
 from nemo_rl_workers.findings.report import use_color
-from nemo_rl_workers.reading.checkout import vllm_pin
+from nemo_rl_workers.tree.checkout import vllm_pin
 
 EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 

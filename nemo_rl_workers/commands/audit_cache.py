@@ -1,7 +1,7 @@
 """`audit` answered from the cache when nothing it reads has changed.
 
 An audit reads every `.py`/`.pyi` file of the checkout's `nemo_rl` package and of the
-installed stub folders (`nemo_rl_workers.reading.source.reading.discover` lists them, as `read_tree`
+installed stub folders (`nemo_rl_workers.tree.source.reading.discover` lists them, as `read_tree`
 reads them), the baseline when one is given, and this program's own code. The entry's key
 is the sha256 of all of those files' bytes, with the command's arguments, the working
 folder (paths are shown from it) and whether the output is coloured; the entry holds
@@ -51,7 +51,7 @@ def _inputs_digest(digest: Any, files: list[Path]) -> bool:
     reader, so a FIFO, a device or a 30 GB file is refused by its size before a byte of it
     is read. False when one is refused: the audit then runs (and says why) uncached."""
     from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
-    from nemo_rl_workers.reading.source.reading import MAX_SOURCE_BYTES
+    from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES
 
     for file in files:
         try:
@@ -65,7 +65,7 @@ def _inputs_digest(digest: Any, files: list[Path]) -> bool:
 
 def _tree_files(checkout: Path) -> list[Path]:
     from nemo_rl_workers.checks.audit.run import PACKAGE, stub_roots
-    from nemo_rl_workers.reading.source.reading import SourceProblem, discover
+    from nemo_rl_workers.tree.source.reading import SourceProblem, discover
 
     problems: list[SourceProblem] = []
     files = list(discover(checkout / PACKAGE, problems))

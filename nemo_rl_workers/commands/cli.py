@@ -24,7 +24,7 @@ from nemo_rl_workers.findings.formats import STRUCTURED
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.config_check import ConfigReport
-    from nemo_rl_workers.checks.revision import Revision
+    from nemo_rl_workers.tree.revision import Revision
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
@@ -191,8 +191,8 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
 def _revisions(given: str | None, configs: Sequence[str], err: TextIO,
                reference: bool = False) -> dict[str, Revision] | None:
     """The NeMo-RL each config is judged against; None after one line for a bad --nemo-rl."""
-    from nemo_rl_workers.checks.revision import revision_of
-    from nemo_rl_workers.reading.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.revision import revision_of
 
     try:
         return {c: revision_of(find_checkout(given, [c], reference)) for c in configs}
@@ -344,7 +344,7 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # environment's own `nemo_rl`; --reference or no flag: from the environment.
     tree_root: str | None = None
     if args.nemo_rl is not None:
-        from nemo_rl_workers.reading.checkout import UnusableCheckout, given_checkout
+        from nemo_rl_workers.tree.checkout import UnusableCheckout, given_checkout
 
         try:
             tree_root = str(given_checkout(args.nemo_rl).root)

@@ -15,7 +15,7 @@ from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.findings.report import table
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.revision import Revision
+    from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.model.protocols import protocol_ref
 from nemo_rl_workers.model.registry import WorkerRegistry, WorkerRow
 
@@ -175,9 +175,9 @@ def run_list(as_json: bool, given: str | None, reference: bool, out: TextIO,
              err: TextIO) -> int:
     """The `list` command: 0, or 2 with one line when an entry point is broken or
     `--nemo-rl` names no tree. A tree other than the reference prints its own table."""
-    from nemo_rl_workers.checks.revision import revision_of
     from nemo_rl_workers.model.registry import RegistryError, default_registry
-    from nemo_rl_workers.reading.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.revision import revision_of
 
     try:
         revision = revision_of(find_checkout(given, (), reference))

@@ -108,8 +108,8 @@ def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path
     """The files whose NeMo-RL reads the older schema they are on: migrate moves configs
     to the schema of their tree, never away from it, so these stay as they are (one line
     per tree says why). None after one line for a bad --nemo-rl."""
-    from nemo_rl_workers.checks.revision import NEW_SCHEMA, revision_of
-    from nemo_rl_workers.reading.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.revision import NEW_SCHEMA, revision_of
 
     kept: dict[str, list[Path]] = {}
     try:

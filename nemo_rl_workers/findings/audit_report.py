@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from nemo_rl_workers.checks.audit.conditions import describe
 from nemo_rl_workers.checks.audit.run import AuditReport
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.findings.extension_report import section_json, section_lines
 from nemo_rl_workers.findings.report import _Style
+from nemo_rl_workers.tree.conditions import describe
 
 
 def report_json(report: AuditReport) -> dict[str, Any]:

@@ -44,14 +44,14 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 
 def revision_json(report: ConfigReport) -> dict[str, Any]:
     """The NeMo-RL revision a report judged (the reference when none was chosen)."""
-    from nemo_rl_workers.checks.revision import reference_revision
+    from nemo_rl_workers.tree.revision import reference_revision
 
     return (report.revision or reference_revision()).as_json()
 
 
 def revision_line(report: ConfigReport) -> str:
     """The first line of a report: which NeMo-RL was checked."""
-    from nemo_rl_workers.checks.revision import reference_revision
+    from nemo_rl_workers.tree.revision import reference_revision
 
     return f"NeMo-RL: {(report.revision or reference_revision()).label()}"
 

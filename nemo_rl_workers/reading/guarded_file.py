@@ -1,6 +1,6 @@
 """Reading one untrusted file with bounded work: the primitive under every guarded reader.
 
-Configs (`reading.safe_read`) and source trees (`reading.source.reading`) are read the
+Configs (`reading.safe_read`) and source trees (`tree.source.reading`) are read the
 same way: opened without blocking (a FIFO without a writer cannot hang the reader),
 regular files only, at most `limit` bytes even if the file grows while it is read. Each
 caller turns a `FileRefused` into its own error type.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
-from nemo_rl_workers.reading.source import read_tree
+from nemo_rl_workers.tree.source import read_tree
 from tests.static.checkers import mypy_errors, pyrefly_errors
 
 SEED = 28

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from nemo_rl_workers.checks.audit.config_tests import ConfigTest, config_tests
-from nemo_rl_workers.reading.source import read_tree
+from nemo_rl_workers.tree.source import read_tree
 
 GEN = {"policy": {"generation": {"backend": "vllm", "colocated": {"enabled": True}}}}
 

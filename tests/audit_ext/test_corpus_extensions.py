@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from nemo_rl_workers.checks.audit.context import AuditContext
 from nemo_rl_workers.checks.audit.protocols_emit import protocols_source
-from nemo_rl_workers.checks.audit.run import AuditContext, audit
+from nemo_rl_workers.checks.audit.run import audit
 from nemo_rl_workers.commands.cli import main
 from tests.audit.tree import mutated_copy
 
@@ -106,7 +107,7 @@ def test_emitted_protocols_are_the_committed_copy(corpus: Path) -> None:
 def _checked_classes(ctx: AuditContext, text: str) -> list[tuple[str, str]]:
     """(Protocol, the class to check against it): the default worker, or the class its
     `@ray.remote` wraps (a remote class's type is Ray's, not the class's)."""
-    from nemo_rl_workers.reading.source import resolve_fqn
+    from nemo_rl_workers.tree.source import resolve_fqn
 
     out = []
     for name, fqn in re.findall(r'class (\w+)\(Protocol\):\n    """[^\n]*\n    ([\w.]+) \(',

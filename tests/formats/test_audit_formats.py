@@ -173,7 +173,7 @@ def test_audit_cache_keys_on_the_audits_own_code() -> None:
 
     package = Path(audit_run.__file__).resolve().parents[2]
     names = {str(f.relative_to(package)) for f in own_files()}
-    assert {"checks/audit/rules.py", "checks/audit/drivers.py", "reading/source/build.py",
+    assert {"checks/audit/rules.py", "tree/drivers.py", "tree/source/build.py",
             "findings/audit_report.py", "commands/audit.py", "errors.py"} <= names
     assert all(f.is_file() for f in own_files())
 

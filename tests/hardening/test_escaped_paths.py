@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.commands.cli import main
-from nemo_rl_workers.reading.source.reading import SourceProblem, read_source
+from nemo_rl_workers.tree.source.reading import SourceProblem, read_source
 from tests.audit.tree import write_tree
 from tests.hardening.test_written_files import BODY, WORKERS
 

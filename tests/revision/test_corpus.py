@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.checks.config_check import load_for_check
-from nemo_rl_workers.checks.revision import build_revision
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.commands.migrate import run_migrate
+from nemo_rl_workers.tree.revision import build_revision
 
 REPO = Path(__file__).resolve().parents[2]
 CORPORA = {

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.checks.revision import build_revision
-from nemo_rl_workers.reading.checkout import (
+from nemo_rl_workers.tree.checkout import (
     UnusableCheckout,
     config_checkout,
     find_checkout,
     given_checkout,
     vllm_pin,
 )
+from nemo_rl_workers.tree.revision import build_revision
 from tests.cli.test_cli import run
 from tests.revision.trees import config, new_tree, old_tree, worker, write
 

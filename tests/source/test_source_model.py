@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from nemo_rl_workers.reading.source import Resolver, read_tree, resolve_fqn
+from nemo_rl_workers.tree.source import Resolver, read_tree, resolve_fqn
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -1,6 +1,7 @@
 """The packages import without cycles (issue 22): read as source, every `import` counts,
-also those inside functions (a late import that dodges a cycle is still a cycle); only
-`if TYPE_CHECKING:` blocks, which never run, are left out."""
+also those inside functions (a late import that dodges a cycle is still a cycle), and
+(issue 33) those of `if TYPE_CHECKING:` blocks, which never run but tie two modules
+together all the same."""
 
 from __future__ import annotations
 
@@ -41,11 +42,11 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+def _imports(tree: ast.AST, type_checking: bool) -> Iterator[ast.Import | ast.ImportFrom]:
     todo: list[ast.AST] = [tree]
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node.test):
             todo.extend(node.orelse)  # the body never runs
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -53,14 +54,16 @@ def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
         todo.extend(ast.iter_child_nodes(node))
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     """Module -> the project modules it imports (the module a name is taken from; a
-    submodule when `from package import submodule`)."""
+    submodule when `from package import submodule`); with `type_checking`, those of
+    `if TYPE_CHECKING:` blocks too."""
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path)),
+                             type_checking):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -128,8 +131,12 @@ def test_find_cycle_finds_a_late_import_cycle() -> None:
 
 
 @pytest.mark.parametrize("package", PACKAGES)
-def test_no_import_cycle(package: str) -> None:
-    graph = _without_package_inits(import_graph())
+@pytest.mark.parametrize("type_checking", [False, True], ids=["run", "type-checking"])
+def test_no_import_cycle(package: str, type_checking: bool) -> None:
+    """Neither the imports that run nor, with them, those a type checker follows
+    (`if TYPE_CHECKING:`): a cycle hidden behind one is still two modules that cannot be
+    understood apart."""
+    graph = _without_package_inits(import_graph(type_checking))
     inside = {m: {t for t in ts if t.split(".")[0] == package}
               for m, ts in graph.items() if m.split(".")[0] == package}
     cycle = find_cycle(inside)

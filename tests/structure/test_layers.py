@@ -19,6 +19,8 @@ LAYERS = (
     ("nemo_rl_workers", "nemo_rl_workers.errors", "nemo_rl_workers.lazy"),
     ("nemo_rl_workers.reading",),
     ("nemo_rl_workers.model",),
+    # The tree stage: the model of a NeMo-RL tree, which every check reads.
+    ("nemo_rl_workers.tree",),
     ("nemo_rl_workers.checks",),
     ("nemo_rl_workers.findings",),
     ("nemo_rl_workers.commands", "nemo_rl_workers.__main__"),
@@ -59,8 +61,9 @@ def test_every_tool_module_has_a_layer() -> None:
 def test_layer_of_takes_the_longest_prefix() -> None:
     assert layer_of("nemo_rl_workers") == 0
     assert layer_of("nemo_rl_workers.errors") == 0
-    assert layer_of("nemo_rl_workers.reading.source.model") == 1
-    assert layer_of("nemo_rl_workers.commands.cli") == 5
+    assert layer_of("nemo_rl_workers.reading.guarded_file") == 1
+    assert layer_of("nemo_rl_workers.tree.source.model") == 3
+    assert layer_of("nemo_rl_workers.commands.cli") == 6
     assert layer_of("nemo_rl.models") is None
 
 
@@ -69,12 +72,24 @@ def test_upward_imports_are_found() -> None:
              "nemo_rl_workers.commands.cli": {"nemo_rl_workers.model.resolver"}}
     assert upward_imports(graph) == [
         "nemo_rl_workers.model.resolver (layer 2) imports nemo_rl_workers.commands.cli "
-        "(layer 5)"]
+        "(layer 6)"]
 
 
 def test_no_import_runs_from_a_lower_layer_to_a_higher_one() -> None:
     upward = upward_imports(import_graph())
     assert upward == [], "\n".join(upward)
+
+
+def test_the_tree_stage_names_nothing_above_it() -> None:
+    """Not even for an annotation (`if TYPE_CHECKING:` counts here, issue 33): the model of
+    a tree is built without knowing the checks, findings or commands that read it."""
+    graph = import_graph(type_checking=True)
+    tree = layer_of("nemo_rl_workers.tree")
+    assert tree is not None
+    upward = [line for line in upward_imports(graph)
+              if line.startswith("nemo_rl_workers.tree")]
+    assert upward == [], "\n".join(upward)
+    assert any(m.startswith("nemo_rl_workers.tree.") for m in graph)
 
 
 @pytest.mark.parametrize(("package", "forbidden"), [

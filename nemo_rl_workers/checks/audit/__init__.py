@@ -1,7 +1,7 @@
 """`audit`: check a NeMo-RL checkout's string-named worker calls against its workers.
 
-Reads the tree as source through `nemo_rl_workers.reading.source` (never importing it). The
-NeMo-RL-specific knowledge is data in `nemo_rl_workers.checks.audit.knowledge`; `drivers` reads the
+Reads the tree as source through `nemo_rl_workers.tree.source` (never importing it). The
+NeMo-RL-specific knowledge is data in `nemo_rl_workers.tree.knowledge`; `drivers` reads the
 driver side (worker classes each driver can start, every dispatch call), `rules`
 judges each call against each class, `run.audit` ties them together.
 """

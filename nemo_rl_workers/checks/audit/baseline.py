@@ -10,7 +10,7 @@ from pathlib import Path
 from nemo_rl_workers.checks.audit.rules import Finding
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading.atomic_write import write_atomic
-from nemo_rl_workers.reading.source import SourceProblem, read_source
+from nemo_rl_workers.tree.source import SourceProblem, read_source
 
 VERSION = 1
 KEYS = ("rule", "driver", "method", "worker")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from nemo_rl_workers.reading.source import Function
+from nemo_rl_workers.tree.source import Function
 
 POSITIONAL_KINDS = ("positional-only", "positional")
 VARIADIC_KINDS = ("var-positional", "var-keyword")

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from nemo_rl_workers.reading.source import Function, Guard
+from nemo_rl_workers.tree.source import Function, Guard
 
 Literal_: TypeAlias = str | bool | int | float | None
 Op: TypeAlias = Literal["==", "in", "truthy", "is None"]

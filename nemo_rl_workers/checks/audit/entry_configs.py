@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import ast
 
-from nemo_rl_workers.reading.source import ClassInfo, Module, SourceTree, resolve_local
-from nemo_rl_workers.reading.source.resolve import resolve_fqn
+from nemo_rl_workers.tree.source import ClassInfo, Module, SourceTree, resolve_local
+from nemo_rl_workers.tree.source.resolve import resolve_fqn
 
 # Annotations that make a field optional, by their last name (`typing.NotRequired`).
 OPTIONAL_WRAPPERS = frozenset({"NotRequired", "Optional"})

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nemo_rl_workers.checks.audit.conditions import describe
 from nemo_rl_workers.checks.audit.extension_rules import (
     DriverCall,
     ExtensionAudit,
@@ -32,9 +31,10 @@ from nemo_rl_workers.checks.audit.vllm_extensions import (
     named_classes,
 )
 from nemo_rl_workers.checks.vllm_extension_rule import ExtensionRule
+from nemo_rl_workers.tree.conditions import describe
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.audit.run import AuditContext
+    from nemo_rl_workers.checks.audit.context import AuditContext
 
 CONFIG_FIELD = "worker_extension_cls_fqn"
 CONFIG_SUFFIXES = (".yaml", ".yml")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
-from nemo_rl_workers.reading.source import (
+from nemo_rl_workers.tree.source import (
     CallSite,
     ClassInfo,
     Function,

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nemo_rl_workers.checks.audit.conditions import conflicts, describe
-from nemo_rl_workers.checks.audit.drivers import restricted
 from nemo_rl_workers.reading.atomic_write import write_atomic
-from nemo_rl_workers.reading.git_head import head_commit
-from nemo_rl_workers.reading.source import (
+from nemo_rl_workers.tree.conditions import conflicts, describe
+from nemo_rl_workers.tree.drivers import restricted
+from nemo_rl_workers.tree.git_head import head_commit
+from nemo_rl_workers.tree.source import (
     ClassInfo,
     Function,
     Module,
@@ -36,9 +36,9 @@ from nemo_rl_workers.reading.source import (
 )
 
 if TYPE_CHECKING:
+    from nemo_rl_workers.checks.audit.context import AuditContext
     from nemo_rl_workers.checks.audit.extensions import ExtensionSection
     from nemo_rl_workers.checks.audit.rules import Finding
-    from nemo_rl_workers.checks.audit.run import AuditContext
 
 KEPT_MODULES = ("typing", "typing_extensions", "collections.abc", "collections", "enum",
                 "pathlib", "types", "abc", "dataclasses", "contextlib")

@@ -28,16 +28,16 @@ import ast
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from nemo_rl_workers.checks.audit.conditions import (
+from nemo_rl_workers.checks.audit.config_tests import ConfigTest, Origin, config_tests
+from nemo_rl_workers.checks.audit.entry_configs import required_keys
+from nemo_rl_workers.tree.conditions import (
     Condition,
     condition_of,
     conflicts,
     test_holds,
 )
-from nemo_rl_workers.checks.audit.config_tests import ConfigTest, Origin, config_tests
-from nemo_rl_workers.checks.audit.drivers import Dispatch, DriverSide, WorkerChoice, restricted
-from nemo_rl_workers.checks.audit.entry_configs import required_keys
-from nemo_rl_workers.reading.source import CallSite, Function, Guard, SourceTree
+from nemo_rl_workers.tree.drivers import Dispatch, DriverSide, WorkerChoice, restricted
+from nemo_rl_workers.tree.source import CallSite, Function, Guard, SourceTree
 
 Reach: TypeAlias = Literal["reachable", "guarded", "latent"]
 MAX_LEVELS = 2

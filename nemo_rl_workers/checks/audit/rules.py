@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
-from nemo_rl_workers.checks.audit.conditions import conflicts, describe
 from nemo_rl_workers.checks.audit.config_tests import Origin
-from nemo_rl_workers.checks.audit.drivers import Dispatch, Driver, WorkerChoice, restricted
-from nemo_rl_workers.reading.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn
+from nemo_rl_workers.tree.conditions import conflicts, describe
+from nemo_rl_workers.tree.drivers import Dispatch, Driver, WorkerChoice, restricted
+from nemo_rl_workers.tree.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn
 
 Severity: TypeAlias = Literal["error", "warning", "note"]  # note: guarded (audit.reach)
 RuleName: TypeAlias = Literal[

@@ -10,20 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nemo_rl_workers.checks.audit.config_tests import Origin
-from nemo_rl_workers.checks.audit.drivers import (
-    Dispatch,
-    Driver,
-    DriverReader,
-    DriverSide,
-    Unresolved,
-    WorkerChoice,
-)
+from nemo_rl_workers.checks.audit.context import AuditContext
 from nemo_rl_workers.checks.audit.interfaces import (
     check_interface_calls,
     interface_calls,
     interfaces_of,
 )
-from nemo_rl_workers.checks.audit.knowledge import driver_side
 from nemo_rl_workers.checks.audit.reach import Reachability
 from nemo_rl_workers.checks.audit.rules import (
     Finding,
@@ -34,7 +26,16 @@ from nemo_rl_workers.checks.audit.rules import (
 )
 from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
 from nemo_rl_workers.checks.audit.vllm_extensions import EXTENSION_KEY, named_classes
-from nemo_rl_workers.reading.source import (
+from nemo_rl_workers.tree.drivers import (
+    Dispatch,
+    Driver,
+    DriverReader,
+    DriverSide,
+    Unresolved,
+    WorkerChoice,
+)
+from nemo_rl_workers.tree.knowledge import driver_side
+from nemo_rl_workers.tree.source import (
     ImportRoots,
     Resolver,
     SourceProblem,
@@ -97,21 +98,6 @@ class AuditReport:
         kept = [f for f in self.per_class if f.key not in known]
         self.suppressed = sum(set(f.keys) <= known for f in self.findings)
         self.findings = group_causes(kept)
-
-
-@dataclass(frozen=True)
-class AuditContext:
-    """One read of a tree, as the rules that follow the driver side's see it (the
-    extension side: nemo_rl_workers.checks.audit.extensions)."""
-
-    root: Path
-    tree: SourceTree
-    resolver: Resolver
-    side: DriverSide
-    choices: dict[str, tuple[Driver | None, list[WorkerChoice]]]
-    # The strings the drivers' calls of a worker method send as one of its parameters
-    # (`DriverReader.sent`): a name a worker passes on to `collective_rpc`.
-    sent: Callable[[str, str, int | None, str], set[str] | None] | None = None
 
 
 def stub_roots() -> list[Path]:

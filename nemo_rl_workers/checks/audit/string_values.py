@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from nemo_rl_workers.reading.source import ClassInfo, Function, Module, SourceTree
+from nemo_rl_workers.tree.source import ClassInfo, Function, Module, SourceTree
 
 MAX_DEPTH = 8
 MAX_VALUES = 64

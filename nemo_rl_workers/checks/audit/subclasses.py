@@ -28,7 +28,7 @@ from nemo_rl_workers.checks.audit.extension_rules import (
     self_nodes,
 )
 from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
-from nemo_rl_workers.reading.source import (
+from nemo_rl_workers.tree.source import (
     ClassInfo,
     Function,
     Resolver,

@@ -2,7 +2,7 @@
 workers hand vLLM, whether vLLM's clash rule accepts each, and whether every
 `collective_rpc("name")` they make reaches a method.
 
-Read from the `nemo_rl_workers.reading.source` model (nothing imported). The extensions
+Read from the `nemo_rl_workers.tree.source` model (nothing imported). The extensions
 are the strings given as `worker_extension_cls=` (a keyword,
 `kwargs["worker_extension_cls"] = ...` or `.setdefault(...)`), the same for `worker_cls`
 (a tree class vLLM uses instead of its own worker). An extension's names are `dir()`'s
@@ -20,7 +20,7 @@ from typing import TypeAlias
 
 from nemo_rl_workers.checks.audit.string_values import functions_of, parameter_index, values
 from nemo_rl_workers.checks.vllm_extension_rule import Clash, ExtensionRule, WorkerName
-from nemo_rl_workers.reading.source import (
+from nemo_rl_workers.tree.source import (
     ClassInfo,
     Function,
     Module,

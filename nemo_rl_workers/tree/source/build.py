@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from nemo_rl_workers.reading.source.model import (
+from nemo_rl_workers.tree.source.model import (
     Assignment,
     CallSite,
     ClassInfo,
@@ -24,7 +24,7 @@ from nemo_rl_workers.reading.source.model import (
     SourceTree,
     StubKind,
 )
-from nemo_rl_workers.reading.source.reading import SourceProblem, discover, read_source
+from nemo_rl_workers.tree.source.reading import SourceProblem, discover, read_source
 
 MAX_NODES_PER_FILE = 2_000_000
 """A module with more syntax nodes than this is recorded as a problem, not modelled."""

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from nemo_rl_workers.checks.audit.conditions import (
+from nemo_rl_workers.tree.conditions import (
     ALWAYS,
     Condition,
     condition_of,
@@ -22,7 +22,7 @@ from nemo_rl_workers.checks.audit.conditions import (
     restrict,
     test_holds,
 )
-from nemo_rl_workers.checks.audit.knowledge import (
+from nemo_rl_workers.tree.knowledge import (
     ACTOR_ENVIRONMENT_REGISTRIES,
     DISPATCH_HELPERS,
     DRIVER_OWNERS,
@@ -36,7 +36,7 @@ from nemo_rl_workers.checks.audit.knowledge import (
     DispatchHelper,
     Owner,
 )
-from nemo_rl_workers.reading.source import (
+from nemo_rl_workers.tree.source import (
     CallSite,
     ClassInfo,
     Function,
@@ -44,7 +44,7 @@ from nemo_rl_workers.reading.source import (
     SourceTree,
     resolve_local,
 )
-from nemo_rl_workers.reading.source.resolve import resolve_fqn
+from nemo_rl_workers.tree.source.resolve import resolve_fqn
 
 MAX_DEPTH = 4
 ACTOR_PREFIX = "actor:"  # a handle source that names the one class its actors are
@@ -197,6 +197,11 @@ def _text(node: ast.expr) -> str:
     return ast.unparse(node)
 
 
+_RESULTS_READER = "get_all_worker_results"
+# A function's result readers by their first argument's key, with their place in the tree.
+_Readers = dict[object, list[tuple[int, CallSite]]]
+
+
 def _top_class(call: CallSite) -> str | None:
     return call.cls.split(".")[0] if call.cls else None
 
@@ -211,17 +216,35 @@ class DriverReader:
         self.side = DriverSide()
         self.overrides = self._override_maps()
         self._calls_by_name: dict[str, list[CallSite]] = {}
-        self._calls_in: dict[tuple[str, str | None], list[CallSite]] = {}
+        # Per function, the calls that read a dispatch's result (`ray.get(...)`,
+        # `get_all_worker_results(...)`) by what their first argument is: the call node
+        # itself, or a local name; so a dispatch finds its readers without a scan of
+        # every call in its function (a function of 20k dispatches stays linear).
+        self._readers_in: dict[tuple[str, str | None], _Readers] = {}
         self._loops: dict[tuple[str, str], dict[str, list[ast.expr]]] = {}
+        self._sites_seen: set[tuple[str, int, str, str, str | None]] = set()
         self._attribute_actors: dict[tuple[str, str], str | None] = {}
         self._imports_in: dict[tuple[str, str], dict[str, str]] = {}
-        for call in tree.calls:
-            self._calls_in.setdefault((call.module, call.function), []).append(call)
+        for position, call in enumerate(tree.calls):
+            self._index_reader(position, call)
             func = call.node.func
             name = func.attr if isinstance(func, ast.Attribute) else (
                 func.id if isinstance(func, ast.Name) else None)
             if name is not None:
                 self._calls_by_name.setdefault(name, []).append(call)
+
+    def _index_reader(self, position: int, call: CallSite) -> None:
+        func = call.node.func
+        if not (call.node.args and isinstance(func, ast.Attribute)
+                and (func.attr == "get" or func.attr.endswith(_RESULTS_READER))):
+            return
+        callee = call.callee
+        if callee != "ray.get" and not callee.endswith(_RESULTS_READER):
+            return
+        first = call.node.args[0]
+        key: object = ("name", first.id) if isinstance(first, ast.Name) else ("node", id(first))
+        readers = self._readers_in.setdefault((call.module, call.function), {})
+        readers.setdefault(key, []).append((position, call))
 
     def read(self) -> DriverSide:
         self._choices()
@@ -605,9 +628,10 @@ class DriverReader:
 
     def _site(self, method: str, call: CallSite, helper: str, owner: str,
               worker: str | None) -> None:
-        sites = self.side.sites_of.setdefault(method, [])
-        if (call, helper, owner, worker) not in sites:
-            sites.append((call, helper, owner, worker))
+        key = (method, id(call.node), helper, owner, worker)
+        if key not in self._sites_seen:  # a set: a method of 20k call sites stays linear
+            self._sites_seen.add(key)
+            self.side.sites_of.setdefault(method, []).append((call, helper, owner, worker))
 
     def sent(self, method: str, param: str, position: int | None,
              worker: str) -> set[str] | None:
@@ -836,18 +860,13 @@ class DriverReader:
             return True
         if function is None:
             return None
-        for other in self._calls_in.get((call.module, call.function), []):
-            if not other.node.args:
-                continue
-            first = other.node.args[0]
-            mine = first is call.node or (
-                call.assigned_to is not None and isinstance(first, ast.Name)
-                and first.id == call.assigned_to)
-            if not mine:
-                continue
+        readers = self._readers_in.get((call.module, call.function), {})
+        mine = [*readers.get(("node", id(call.node)), []),
+                *(readers.get(("name", call.assigned_to), []) if call.assigned_to else [])]
+        for _, other in sorted(mine, key=lambda found: found[0]):  # the first in source order
             if other.callee == "ray.get":
                 return False if returns != "bundle" else None
-            if other.callee.endswith("get_all_worker_results"):
+            if other.callee.endswith(_RESULTS_READER):
                 proxy = other.keyword(STREAM_PROXY_KEYWORD)
                 return isinstance(proxy, ast.Constant) and proxy.value is True
         return None

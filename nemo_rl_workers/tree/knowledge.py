@@ -2,7 +2,7 @@
 helper, config switch or driver is a row here, not a code change.
 
 Everything else in `nemo_rl_workers.checks.audit` is generic: it reads the
-`nemo_rl_workers.reading.source` model of a tree and applies these tables.
+`nemo_rl_workers.tree.source` model of a tree and applies these tables.
 """
 
 from __future__ import annotations
@@ -129,14 +129,14 @@ EAGER_MARKERS: Final = (
     *WORKER_SELECTORS, OVERRIDE_MAP_SUFFIX, *ACTOR_ENVIRONMENT_REGISTRIES, ".remote(",
 )
 """A module whose text holds none of these has no driver-side code: the audit models
-it only if a worker's MRO leads there (see `nemo_rl_workers.reading.source.read_tree`'s `eager`)."""
+it only if a worker's MRO leads there (see `nemo_rl_workers.tree.source.read_tree`'s `eager`)."""
 
 
 def driver_side(text: str) -> bool:
     return any(marker in text for marker in EAGER_MARKERS)
 
 
-# -- the revision model (checks/revision.py) --------------------------------------------
+# -- the revision model (tree/revision.py) --------------------------------------------
 
 DRIVER_ROLES: Final[dict[str, str]] = {
     "Policy": "policy",

@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.audit.knowledge import (
+from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.tree.checkout import Checkout, vllm_pin
+from nemo_rl_workers.tree.git_head import head_commit
+from nemo_rl_workers.tree.knowledge import (
     DRIVER_ROLES,
     EXTENSION_FIELD,
     GENERATION_DRIVER_SUFFIX,
@@ -32,13 +35,10 @@ from nemo_rl_workers.checks.audit.knowledge import (
     SWITCHES,
     driver_side,
 )
-from nemo_rl_workers.errors import one_line
-from nemo_rl_workers.reading.checkout import Checkout, vllm_pin
-from nemo_rl_workers.reading.git_head import head_commit
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.audit.conditions import Condition
-    from nemo_rl_workers.reading.source import Function, SourceTree
+    from nemo_rl_workers.tree.conditions import Condition
+    from nemo_rl_workers.tree.source import Function, SourceTree
 
 NEW_SCHEMA = "automodel_cfg"
 OLD_SCHEMA = "dtensor_cfg"
@@ -58,7 +58,7 @@ class TreeRow:
 
     @property
     def switches(self) -> str:
-        from nemo_rl_workers.checks.audit.conditions import describe
+        from nemo_rl_workers.tree.conditions import describe
 
         return describe(self.condition) or "always"
 
@@ -124,7 +124,7 @@ class Revision:
 # -- the reference ----------------------------------------------------------------------
 
 # The built-in table's (role, backend, mode) as the switches its drivers read.
-_Switches = frozenset[tuple[str, bool]]  # audit.conditions' Condition, without importing it
+_Switches = frozenset[tuple[str, bool]]  # tree.conditions' Condition, without importing it
 _REFERENCE_SWITCHES: Mapping[tuple[str, str, str | None], tuple[str, _Switches]] = {
     ("policy", "megatron", None): ("Policy", frozenset({("megatron_cfg.enabled", True)})),
     ("policy", "automodel", None): ("Policy", frozenset({("automodel_cfg.enabled", True)})),
@@ -201,7 +201,7 @@ def _selects_through_library(root: Path) -> bool:
     """Whether the tree's own modules import the selection library (this repository's
     runtime does: its table is the library's)."""
     from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
-    from nemo_rl_workers.reading.source import MAX_SOURCE_BYTES, discover
+    from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, discover
 
     marker = f"{LIBRARY_PACKAGE}.".encode()
     # The source reader's walk and guarded read: no symlinked folder followed, no FIFO
@@ -218,8 +218,8 @@ def _selects_through_library(root: Path) -> bool:
 def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
     """The model of the tree at `root` (the folder holding its `nemo_rl`); `name`: how
     reports name it (default: the folder)."""
-    from nemo_rl_workers.checks.audit.drivers import DriverReader
-    from nemo_rl_workers.reading.source import Resolver, read_tree
+    from nemo_rl_workers.tree.drivers import DriverReader
+    from nemo_rl_workers.tree.source import Resolver, read_tree
 
     tree = read_tree(root, packages=["nemo_rl"], eager=driver_side)
     resolver = Resolver(tree)
@@ -285,7 +285,7 @@ def _functions(tree: SourceTree, modules: set[str]) -> list[Function]:
 def _extension_field(tree: SourceTree, modules: set[str]) -> str:
     """Whether the drivers read `worker_extension_cls_fqn` from the config (a subscript
     or `.get` key) or take it as a constructor argument (a parameter), or both."""
-    from nemo_rl_workers.checks.audit.conditions import key_chain
+    from nemo_rl_workers.tree.conditions import key_chain
 
     from_config = from_constructor = False
     for function in _functions(tree, modules):
@@ -304,7 +304,7 @@ def _defaults(tree: SourceTree, modules: set[str], switches: set[str]) -> dict[s
     """Each switch's value where the config leaves it out, as the drivers read it:
     the literal default of a `.get(key, default)` whose key chain ends with the switch's
     keys. A switch read only by subscript has none (the key is required)."""
-    from nemo_rl_workers.checks.audit.conditions import key_chain
+    from nemo_rl_workers.tree.conditions import key_chain
 
     found: dict[str, bool] = {}
     for function in _functions(tree, modules):

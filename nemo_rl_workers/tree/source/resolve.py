@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from nemo_rl_workers.reading.source.model import ClassInfo, Function, Module, Mro, SourceTree
+from nemo_rl_workers.tree.source.model import ClassInfo, Function, Module, Mro, SourceTree
 
 MAX_HOPS = 32
 MAX_MRO_DEPTH = 200

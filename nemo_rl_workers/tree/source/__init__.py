@@ -47,37 +47,37 @@ from nemo_rl_workers.lazy import lazy_api
 # name -> its module, loaded on first use: a caller that needs only the guarded reader
 # or the import-path lookup does not load the whole model.
 _API = {
-    "module_name": "nemo_rl_workers.reading.source.build",
-    "read_tree": "nemo_rl_workers.reading.source.build",
-    "stub_kind": "nemo_rl_workers.reading.source.build",
-    "ImportRoots": "nemo_rl_workers.reading.source.lookup",
-    "Located": "nemo_rl_workers.reading.source.lookup",
-    "locate": "nemo_rl_workers.reading.source.lookup",
-    "Assignment": "nemo_rl_workers.reading.source.model",
-    "CallSite": "nemo_rl_workers.reading.source.model",
-    "ClassInfo": "nemo_rl_workers.reading.source.model",
-    "Function": "nemo_rl_workers.reading.source.model",
-    "Guard": "nemo_rl_workers.reading.source.model",
-    "Module": "nemo_rl_workers.reading.source.model",
-    "Mro": "nemo_rl_workers.reading.source.model",
-    "Param": "nemo_rl_workers.reading.source.model",
-    "ParamKind": "nemo_rl_workers.reading.source.model",
-    "SourceTree": "nemo_rl_workers.reading.source.model",
-    "StubKind": "nemo_rl_workers.reading.source.model",
-    "MAX_SOURCE_BYTES": "nemo_rl_workers.reading.source.reading",
-    "SourceProblem": "nemo_rl_workers.reading.source.reading",
-    "discover": "nemo_rl_workers.reading.source.reading",
-    "read_source": "nemo_rl_workers.reading.source.reading",
-    "Resolver": "nemo_rl_workers.reading.source.resolve",
-    "base_names": "nemo_rl_workers.reading.source.resolve",
-    "resolve_fqn": "nemo_rl_workers.reading.source.resolve",
-    "resolve_local": "nemo_rl_workers.reading.source.resolve",
+    "module_name": "nemo_rl_workers.tree.source.build",
+    "read_tree": "nemo_rl_workers.tree.source.build",
+    "stub_kind": "nemo_rl_workers.tree.source.build",
+    "ImportRoots": "nemo_rl_workers.tree.source.lookup",
+    "Located": "nemo_rl_workers.tree.source.lookup",
+    "locate": "nemo_rl_workers.tree.source.lookup",
+    "Assignment": "nemo_rl_workers.tree.source.model",
+    "CallSite": "nemo_rl_workers.tree.source.model",
+    "ClassInfo": "nemo_rl_workers.tree.source.model",
+    "Function": "nemo_rl_workers.tree.source.model",
+    "Guard": "nemo_rl_workers.tree.source.model",
+    "Module": "nemo_rl_workers.tree.source.model",
+    "Mro": "nemo_rl_workers.tree.source.model",
+    "Param": "nemo_rl_workers.tree.source.model",
+    "ParamKind": "nemo_rl_workers.tree.source.model",
+    "SourceTree": "nemo_rl_workers.tree.source.model",
+    "StubKind": "nemo_rl_workers.tree.source.model",
+    "MAX_SOURCE_BYTES": "nemo_rl_workers.tree.source.reading",
+    "SourceProblem": "nemo_rl_workers.tree.source.reading",
+    "discover": "nemo_rl_workers.tree.source.reading",
+    "read_source": "nemo_rl_workers.tree.source.reading",
+    "Resolver": "nemo_rl_workers.tree.source.resolve",
+    "base_names": "nemo_rl_workers.tree.source.resolve",
+    "resolve_fqn": "nemo_rl_workers.tree.source.resolve",
+    "resolve_local": "nemo_rl_workers.tree.source.resolve",
 }
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.reading.source.build import module_name, read_tree, stub_kind
-    from nemo_rl_workers.reading.source.lookup import ImportRoots, Located, locate
-    from nemo_rl_workers.reading.source.model import (
+    from nemo_rl_workers.tree.source.build import module_name, read_tree, stub_kind
+    from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, locate
+    from nemo_rl_workers.tree.source.model import (
         Assignment,
         CallSite,
         ClassInfo,
@@ -90,13 +90,13 @@ if TYPE_CHECKING:
         SourceTree,
         StubKind,
     )
-    from nemo_rl_workers.reading.source.reading import (
+    from nemo_rl_workers.tree.source.reading import (
         MAX_SOURCE_BYTES,
         SourceProblem,
         discover,
         read_source,
     )
-    from nemo_rl_workers.reading.source.resolve import (
+    from nemo_rl_workers.tree.source.resolve import (
         Resolver,
         base_names,
         resolve_fqn,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from nemo_rl_workers.checks.audit.knowledge import SWITCHES
-from nemo_rl_workers.reading.source import Function, Guard
+from nemo_rl_workers.tree.knowledge import SWITCHES
+from nemo_rl_workers.tree.source import Function, Guard
 
 Condition = frozenset[tuple[str, bool]]
 ALWAYS: Condition = frozenset()

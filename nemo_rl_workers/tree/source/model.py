@@ -1,6 +1,6 @@
 """The model of a source tree that one pass builds: modules, classes, functions, calls.
 
-Plain data, filled by `nemo_rl_workers.reading.source.build` and read by every rule; nothing here
+Plain data, filled by `nemo_rl_workers.tree.source.build` and read by every rule; nothing here
 parses. A function keeps its `ast` node and the local assignments and guards seen
 while it was walked, so rules that need more than the summary read the same tree.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from nemo_rl_workers.reading.source.reading import SourceProblem
+from nemo_rl_workers.tree.source.reading import SourceProblem
 
 ParamKind: TypeAlias = Literal[
     "positional-only", "positional", "var-positional", "keyword-only", "var-keyword"
