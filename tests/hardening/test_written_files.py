@@ -210,3 +210,18 @@ def test_a_cache_entry_is_never_written_through_a_symlink(tmp_path: Path) -> Non
     assert victim.read_text() == "keep me\n"
     assert not entry.is_symlink() and cache.load("k") == {"a": 1}
     assert listing(entry.parent) == ["k.json"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="this system has no /dev/full")
+@pytest.mark.parametrize(("option", "line"), [
+    ("--emit-protocols", "nemo-rl-workers: audit: --emit-protocols /dev/full: cannot be "
+     "written: is not a regular file\n"),
+    ("--write-baseline", "nemo-rl-workers: audit: cannot write /dev/full: is not a regular "
+     "file\n"),
+])
+def test_a_device_as_the_target_is_refused_not_written(
+    tree: Path, option: str, line: str
+) -> None:
+    code, _, err = run(["audit", "--nemo-rl", str(tree), option, "/dev/full"])
+    assert (code, err) == (2, line)
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
