@@ -252,6 +252,17 @@ def missing_dependency(error: BaseException, module_name: str) -> str | None:
     return top if top != module_name.split(".")[0] else None
 
 
+_MISSING = object()
+
+
+def _type_name(obj: object) -> str:
+    """The name of `obj`'s type, read past a metaclass that overrides attribute access."""
+    try:
+        return str(type.__getattribute__(type(obj), "__name__"))
+    except BaseException:  # noqa: BLE001 - a type whose name cannot be read at all
+        return "an object"
+
+
 def import_class(
     fqn: str, path: str, expected: str, *, skipped: list[str] | None = None
 ) -> tuple[type | None, ProblemFields | None]:
@@ -283,7 +294,7 @@ def import_class(
             "import",
         )
     try:
-        obj = getattr(module, attr, None)
+        obj: Any = getattr(module, attr, _MISSING)
     except BaseException as err:  # noqa: BLE001 - a module __getattr__ that raises
         return None, (
             path,
@@ -295,8 +306,11 @@ def import_class(
         )
     # type(obj), not isinstance: an instance whose `__class__` says `type` is no class.
     if not issubclass(type(obj), type):
-        what = "has no attribute" if obj is None else f"has {type(obj).__name__} (not a class) at"
-        hint = did_you_mean(importable_fqns(fqn, None))
+        # The named object alone is judged: only a missing name is worth a look at the
+        # module's other members (for a suggestion), which may be hostile themselves.
+        absent = obj is _MISSING
+        what = "has no attribute" if absent else f"has {_type_name(obj)} (not a class) at"
+        hint = did_you_mean(importable_fqns(fqn, None)) if absent else ""
         return None, (
             path,
             expected,

@@ -51,7 +51,8 @@ from nemo_rl_workers.tree.cache import checksum as _checksum
 
 __all__ = ["DEFAULT_CACHE_DIR", "FORMAT", "MAX_ENTRY_BYTES", "CacheDirError", "StaticCache"]
 
-_OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_ancestry.py")
+_OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_ancestry.py",
+             "static_imports.py")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
+from nemo_rl_workers.checks.static_imports import oversized_import
 from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, RootListing, locate
 
 __all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-exported
@@ -453,6 +454,9 @@ def _source_problem(
             if fqn != subject.fqn:
                 continue  # a base that is not here (a fork's class): undecided, not unusable
             return f"{shown} cannot be found: {found}"
+        too_large = oversized_import(found, roots, where.listing)
+        if too_large is not None:  # memory stays bounded as the tree stage's reading is
+            return f"{shown} cannot be judged from source: {too_large}"
         problem = _class_problem(found, name)
         if problem is not None:
             return f"{shown} is not a class: {problem}"

@@ -5,7 +5,8 @@ modules and theirs, stubs (`.pyi` beside a module, `<name>-stubs` packages), and
 installed packages. This module finds the same set without running anything: starting
 from the probe's imports, it parses each module's imports (all of them, also under
 `if TYPE_CHECKING:` and inside functions) and resolves them with `static_check.locate`,
-as the checker would. It is conservative: it follows more than the checker may.
+as the checker would. It is conservative: it follows more than the checker may. Each
+module is read as `static_imports` reads it: bounded, so one over the cap is never parsed.
 
 Files under a `site-packages` folder are not walked (torch alone is thousands of files):
 each installed distribution is keyed by its `RECORD` file instead (pip rewrites it on
@@ -15,16 +16,16 @@ editing an installed file in place does not (the guide says so).
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
+from nemo_rl_workers.checks.static_imports import module_imports, with_parents
 from nemo_rl_workers.tree.source.lookup import RootListing
 
 _STDLIB = set(sys.stdlib_module_names) | {"__future__"}
@@ -65,31 +66,6 @@ def file_digest(path: Path) -> str | None:
         return None
     finally:
         os.close(fd)
-
-
-def _imports(file: Path, module: str) -> Iterator[str]:
-    """The absolute names `file` (module `module`) imports, with `from a import b`
-    yielding both `a` and `a.b` (b may be a submodule)."""
-    try:
-        tree = ast.parse(file.read_bytes(), str(file))
-    except (OSError, SyntaxError, ValueError):
-        return
-    package = module if file.name.startswith("__init__.") else module.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".") if package else []
-                keep = len(parts) - (node.level - 1)
-                if keep < 0:
-                    continue
-                base = ".".join([*parts[:keep], *([base] if base else [])])
-            if not base:
-                continue
-            yield base
-            yield from (f"{base}.{a.name}" for a in node.names if a.name != "*")
 
 
 class Resolver:
@@ -145,15 +121,10 @@ class Resolver:
         return self._digests[file]
 
 
-def _with_parents(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[: i + 1]) for i in range(len(parts))]
-
-
 def read_manifest(start: Iterable[str], resolver: Resolver) -> Manifest:
     """The modules reachable from `start` and the digests of their files."""
     manifest = Manifest()
-    todo = [n for name in start for n in _with_parents(name)]
+    todo = [n for name in start for n in with_parents(name)]
     while todo:
         name = todo.pop()
         if name in manifest.modules or name.split(".")[0] in _STDLIB:
@@ -165,8 +136,8 @@ def read_manifest(start: Iterable[str], resolver: Resolver) -> Manifest:
                 continue
             manifest.files[key] = resolver.digest(key)
             if file.suffix in (".py", ".pyi"):
-                todo.extend(n for imported in _imports(file, name)
-                            for n in _with_parents(imported))
+                todo.extend(n for imported in module_imports(file, name)
+                            for n in with_parents(imported))
     return manifest
 
 

@@ -4,8 +4,8 @@ Exit codes: 0 no finding (or `--write-baseline` wrote one), 1 findings or undeci
 calls (a worker whose MRO the source cannot tell: a base outside the tree and the stubs,
 a class that is its own base), or with `--fail-on-stale` baseline entries that no finding
 matches any more, 2 unusable input (no such folder, not a NeMo-RL checkout, a bad
-baseline, or a file of the tree that could not be read or parsed: the audit would be
-incomplete). Each problem is one line on stderr.
+baseline, `--prune-baseline` without `--baseline`, or a file of the tree that could not
+be read or parsed: the audit would be incomplete). Each problem is one line on stderr.
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.audit.extensions import UnusableExtension, extension_side
     from nemo_rl_workers.checks.audit.protocols_emit import EmitError, emit_protocols
 
+    if getattr(args, "prune_baseline", False) and not args.baseline:
+        print("nemo-rl-workers: audit: --prune-baseline needs --baseline FILE, the baseline "
+              "to prune", file=err)
+        return EXIT_UNUSABLE
     try:
         known = read_baseline(Path(args.baseline)) if args.baseline else set()
         pinned, project_problem = project_pin(checkout_root(Path(args.nemo_rl)))

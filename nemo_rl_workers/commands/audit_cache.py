@@ -48,6 +48,23 @@ def _files_digest(digest: Any, files: list[Path]) -> None:
         digest.update(f"{file}\0{file_digest(file)}\n".encode("utf-8", "surrogateescape"))
 
 
+def _inputs_digest(digest: Any, files: list[Path]) -> bool:
+    """Hash the tree's files and the baseline as the audit reads them: through the guarded
+    reader, so a FIFO, a device or a 30 GB file is refused by its size before a byte of it
+    is read. False when one is refused: the audit then runs (and says why) uncached."""
+    from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+    from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES
+
+    for file in files:
+        try:
+            raw = read_regular(file, limit=MAX_SOURCE_BYTES, what="a module")
+        except FileRefused:
+            return False
+        digest.update(f"{file}\0{hashlib.sha256(raw).hexdigest()}\n".encode(
+            "utf-8", "surrogateescape"))
+    return True
+
+
 def _tree_files(checkout: Path) -> list[Path]:
     from nemo_rl_workers.checks.audit.run import PACKAGE, stub_roots
     from nemo_rl_workers.tree.source.reading import SourceProblem, discover
@@ -60,7 +77,8 @@ def _tree_files(checkout: Path) -> list[Path]:
 
 
 def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
-    """The entry's key, or None when the tree cannot be read (the audit reports why)."""
+    """The entry's key, or None when the tree or the baseline cannot be read (the audit
+    reports why)."""
     from nemo_rl_workers.checks.audit.run import UnusableTree, checkout_root
     from nemo_rl_workers.checks.static_check import ImportRoots
 
@@ -73,9 +91,9 @@ def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
     digest.update(repr((FORMAT, "audit", given, os.getcwd(), use_color(out),
                         sys.version, sys.executable)).encode("utf-8", "surrogateescape"))
     digest.update(installed_fingerprint(ImportRoots.of_this_interpreter()).encode())
-    _files_digest(digest, _tree_files(checkout))
-    if args.baseline:
-        _files_digest(digest, [Path(args.baseline)])
+    inputs = _tree_files(checkout) + ([Path(args.baseline)] if args.baseline else [])
+    if not _inputs_digest(digest, inputs):
+        return None
     _files_digest(digest, own_files())
     return digest.hexdigest()
 

@@ -2,7 +2,7 @@
 command asked for, importing only what that command needs, and keeps every stream safe.
 
 Exit codes (also in `--help`): 0 no problem, 1 problems found, 2 unusable input,
-70 internal error, 130 interrupted, 141 output pipe closed.
+70 internal error, 74 output cannot be written, 130 interrupted, 141 output pipe closed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from nemo_rl_workers.commands.options import build_parser, chosen_format
-from nemo_rl_workers.commands.streams import SafeStream, silence_stdout
+from nemo_rl_workers.commands.streams import OutputFailed, SafeStream, silence_stdout
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.findings.formats import STRUCTURED
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
+EXIT_OUTPUT = 74  # sysexits' EX_IOERR: stdout or stderr cannot be written (a full disk, closed)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`); nothing more is written
 INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
@@ -54,6 +55,13 @@ def main(
         if out is None:
             silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OutputFailed as failed:
+        if out is None:
+            silence_stdout()
+        with contextlib.suppress(OutputFailed, BrokenPipeError):  # stderr may be the one
+            print(f"nemo-rl-workers: cannot write the output: {failed.reason}", file=safe_err)
+            safe_err.flush()
+        return EXIT_OUTPUT
     except KeyboardInterrupt:
         print("nemo-rl-workers: interrupted", file=safe_err)
         return EXIT_INTERRUPTED
@@ -196,7 +204,7 @@ def _revisions(args: argparse.Namespace, configs: Sequence[str],
                 return None
             found[config] = revision
     except UnusableCheckout as bad:
-        print(f"nemo-rl-workers: {bad}", file=err)
+        print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)  # a path may hold a newline
         return None
     finally:
         revisions.say_notes()
@@ -351,7 +359,7 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         try:
             tree_root = str(given_checkout(args.nemo_rl).root)
         except UnusableCheckout as bad:
-            print(f"nemo-rl-workers: {bad}", file=err)
+            print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)
             return EXIT_UNUSABLE
     if args.static:
         from nemo_rl_workers.commands.static import verify_static

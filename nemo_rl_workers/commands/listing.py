@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.findings.report import table
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         revision = found
         listing = worker_listing(default_registry())
     except (RegistryError, UnusableCheckout) as bad:
-        print(f"nemo-rl-workers: {bad}", file=err)
+        print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)  # a path may hold a newline
         return 2
     if not revision.is_reference:
         if as_json:

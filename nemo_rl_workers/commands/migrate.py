@@ -123,7 +123,7 @@ def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path
             if revision.schema != NEW_SCHEMA:
                 kept.setdefault(revision.label(), []).append(file)
     except UnusableCheckout as bad:
-        err.write(f"nemo-rl-workers migrate: {bad}\n")
+        err.write(f"nemo-rl-workers migrate: {one_line(str(bad))}\n")
         return None
     finally:
         revisions.say_notes()
@@ -200,9 +200,11 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
                         report = FileReport(report.path, "error", error=(
                             f"{dest} is a symlink to {_real(dest)}, outside {into}; not written"))
                     else:
+                        dest.parent.mkdir(parents=True, exist_ok=True)
                         write_atomic(dest, report.new_bytes())
             except OSError as e:
-                report = FileReport(report.path, "error", error=f"cannot be written: {e}")
+                report = FileReport(report.path, "error",
+                                    error=f"cannot be written: {e.strerror or e}")
         shown.append(report)
         _show_report(report, verb, out, err)
         if not in_place and output is None and not args.check and report.text is not None:

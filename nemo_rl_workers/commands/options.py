@@ -18,9 +18,9 @@ _DESCRIPTION = """`nemo-rl-workers`: resolve, check, verify and migrate worker c
 NeMo-RL checkout, and explain what a rule means, from a shell or CI.
 
 Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
-130 interrupted, 141 output pipe closed. Unusable input is always one line on stderr,
-never a traceback; an internal error (a bug) is one line naming the file that holds
-its traceback.
+74 output cannot be written, 130 interrupted, 141 output pipe closed. Unusable input is
+always one line on stderr, never a traceback; an internal error (a bug) is one line
+naming the file that holds its traceback.
 """
 
 

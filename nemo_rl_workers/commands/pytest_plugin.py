@@ -20,12 +20,14 @@ exit codes), and fails with the command's own lines, never a traceback. `-k`, `-
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import io
 import json
 import shlex
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,11 +103,21 @@ class _CommandItem(pytest.Item):
         return self.path, None, f"nemo-rl-workers {shlex.join(self.argv)}"
 
 
+def _payload(code: int, out: str, err: str) -> Any:
+    """The command's JSON, or None when it wrote none (it failed: its stderr says why)."""
+    if code == _EXIT_UNUSABLE or not out.strip():
+        return None
+    try:
+        return json.loads(out)
+    except ValueError:  # settings are checked up front; this is the last defence
+        return None
+
+
 def _check_verdict(code: int, out: str, err: str) -> list[str]:
     """The problem lines of `check --json` (file:line: message), or its stderr."""
-    if code == _EXIT_UNUSABLE or not out.strip():
+    payload = _payload(code, out, err)
+    if payload is None:
         return err.splitlines()
-    payload = json.loads(out)
     lines = []
     for config in payload.get("configs", [payload]):
         for problem in config["problems"]:
@@ -116,9 +128,9 @@ def _check_verdict(code: int, out: str, err: str) -> list[str]:
 
 
 def _verify_verdict(code: int, out: str, err: str) -> list[str]:
-    if code == _EXIT_UNUSABLE or not out.strip():
+    payload = _payload(code, out, err)
+    if payload is None:
         return err.splitlines()
-    payload = json.loads(out)
     if payload["ok"]:
         return []
     return [f"{v['message']} [{v['rule']}]" for v in payload["violations"]]
@@ -136,7 +148,7 @@ def _shown(path: Path, config: pytest.Config) -> str:
 
 class ConfigFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        extra = list(self.config.getini("nemo_rl_workers_check_args"))
+        extra = self.config.stash[_SETTINGS].check_args
         item = ConfigItem.from_parent(self, name="check")
         item.argv = ["check", *extra, "--json", _shown(self.path, self.config)]
         item.verdict = _check_verdict
@@ -148,9 +160,9 @@ def _audit_verdict(code: int, out: str, err: str) -> list[str]:
     """The audit's failing lines: its findings but the guarded ones (notes, which fail
     nothing), its undecided calls, and, where it failed on them (`--fail-on-stale`), the
     baseline's stale entries; stale entries of a passing audit are a warning."""
-    if code == _EXIT_UNUSABLE or not out.strip():
+    payload = _payload(code, out, err)
+    if payload is None:
         return err.splitlines()
-    payload = json.loads(out)
     lines = [f"{f['call']}: {f['severity']}[{f['rule']}]: {f['message']} "
              f"[definition: {f['definition']}]" for f in payload["findings"]
              if f["severity"] != "note"]
@@ -183,6 +195,98 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if _enabled(config):
         _load_commands()
+        config.stash[_SETTINGS] = _read_settings(config)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The ini settings, each checked once before collection: a setting that cannot be used
+    is one `UsageError` line naming its key (pytest exits 4), never an INTERNALERROR or an
+    item failing on a traceback."""
+
+    configs: list[str]
+    check_args: list[str]
+    extensions: list[list[str]]
+    registered: bool
+    static: bool
+    trees: list[list[str]]
+
+
+_SETTINGS = pytest.StashKey[_Settings]()
+_NOT_HERE = ("-h", "--help", "--version", "--json", "--output-format")
+"""Options a setting may not give: the item asks for JSON itself, and help is no check."""
+
+
+def _ini(config: pytest.Config, key: str) -> Any:
+    try:
+        return config.getini(key)
+    except (ValueError, pytest.UsageError) as bad:  # pytest's "args" split, "bool" value
+        raise _unusable(key, str(bad)) from None
+
+
+def _unusable(key: str, why: str, line: str | None = None) -> pytest.UsageError:
+    from nemo_rl_workers.errors import one_line
+
+    where = key if line is None else f"{key} line {one_line(repr(line))}"
+    return pytest.UsageError(f"{OPTION}: ini setting {where}: {one_line(why)}")
+
+
+def _split(key: str, line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as bad:  # "No closing quotation", "No escaped character"
+        raise _unusable(key, f"{bad} (quote values as a shell does)", line) from None
+
+
+def _command_args(key: str, command: list[str], line: str | None) -> None:
+    """Refuse (UsageError) what the command's own parser refuses, and the options an item
+    sets itself or that print help instead of a verdict."""
+    from nemo_rl_workers.commands.options import build_parser
+
+    given = command[1:]
+    for arg in given:
+        option = arg.split("=", 1)[0]
+        if option in _NOT_HERE or (option.startswith("-") and not option.startswith("--")
+                                   and "h" in option[1:]):
+            raise _unusable(key, f"{option} is not an option here (each item runs "
+                            f"`{command[0]} ... --json` itself)", line)
+    usage = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(usage), contextlib.redirect_stderr(usage):
+            build_parser().parse_args(command)
+    except SystemExit:
+        lines = [ln for ln in usage.getvalue().splitlines() if ln.strip()]
+        raise _unusable(key, lines[-1] if lines else f"not {command[0]}'s arguments",
+                        line) from None
+
+
+def _read_settings(config: pytest.Config) -> _Settings:
+    check_args = [str(a) for a in _ini(config, "nemo_rl_workers_check_args")]
+    _command_args("nemo_rl_workers_check_args", ["check", *check_args, "config.yaml"], None)
+    extensions: list[list[str]] = []
+    for line in _ini(config, "nemo_rl_workers_extensions"):
+        args = _split("nemo_rl_workers_extensions", line)
+        if args:
+            _command_args("nemo_rl_workers_extensions", ["verify", *args], line)
+            extensions.append(args)
+    trees: list[list[str]] = []
+    for line in _ini(config, "nemo_rl_workers_trees"):
+        args = _split("nemo_rl_workers_trees", line)
+        if not args:
+            continue
+        if args[0].startswith("-"):
+            raise _unusable("nemo_rl_workers_trees", "a line is PATH [--baseline FILE]: "
+                            f"the checkout's path first, not {args[0]}", line)
+        _command_args("nemo_rl_workers_trees", ["audit", "--nemo-rl", *args], line)
+        trees.append(args)
+    return _Settings(
+        configs=[str(p) for p in _ini(config, "nemo_rl_workers_configs")],
+        check_args=check_args,
+        extensions=extensions,
+        registered=bool(_ini(config, "nemo_rl_workers_registered")),
+        static=bool(_ini(config, "nemo_rl_workers_static")),
+        trees=trees,
+    )
 
 
 def _load_commands() -> None:
@@ -205,7 +309,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     if file_path.name.startswith("."):
         return None
-    patterns: list[str] = list(config.getini("nemo_rl_workers_configs"))
+    patterns = config.stash[_SETTINGS].configs
     relative = file_path.relative_to(config.rootpath).as_posix() \
         if file_path.is_relative_to(config.rootpath) else file_path.as_posix()
     if not any(fnmatch.fnmatch(file_path.name, p) or fnmatch.fnmatch(relative, p)
@@ -217,12 +321,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def _extension_args(config: pytest.Config) -> list[tuple[str, list[str]]]:
     """(label, verify's arguments) per extension: the listed ones, then the registered."""
+    settings = config.stash[_SETTINGS]
     found: dict[str, list[str]] = {}
-    for line in config.getini("nemo_rl_workers_extensions"):
-        args = shlex.split(line)
-        if args:
-            found.setdefault(args[0], args)
-    if config.getini("nemo_rl_workers_registered"):
+    for args in settings.extensions:
+        found.setdefault(args[0], args)
+    if settings.registered:
         from nemo_rl_workers.commands.listing import worker_listing
         from nemo_rl_workers.model.registry import RegistryError, default_registry
 
@@ -242,7 +345,8 @@ def pytest_collection_modifyitems(
 ) -> None:
     if not _enabled(config):
         return
-    static = bool(config.getini("nemo_rl_workers_static"))
+    settings = config.stash[_SETTINGS]
+    static = settings.static
     for label, args in _extension_args(config):
         for kind, more in (("verify", []), ("verify-static", ["--static"])):
             if more and not static:
@@ -253,11 +357,8 @@ def pytest_collection_modifyitems(
             item.verdict = _verify_verdict
             item.add_marker("nemo_rl_workers")
             items.append(item)
-    for line in config.getini("nemo_rl_workers_trees"):
-        args = shlex.split(line)
-        if not args:
-            continue
-        path, rest = args[0], args[1:]
+    for args in settings.trees:
+        path, rest = args[0], list(args[1:])
         if "--baseline" in rest[:-1]:  # relative to the rootdir, as the tree is
             at = rest.index("--baseline") + 1
             rest[at] = str(config.rootpath / rest[at])

@@ -3,7 +3,10 @@
 Every stream the CLI writes to is wrapped in `SafeStream`: control characters other
 than the line breaks the CLI itself writes are escaped, values read from the
 environment through `${oc.env:...}` are redacted, and characters the real stream
-cannot encode come out as backslash escapes instead of a UnicodeEncodeError.
+cannot encode come out as backslash escapes instead of a UnicodeEncodeError. A stream
+that cannot be written (a full disk, `/dev/full`, a closed stdout) raises `OutputFailed`,
+which the CLI reports with its own exit code; a reader that went away stays a
+BrokenPipeError (exit 141).
 """
 
 from __future__ import annotations
@@ -48,10 +51,25 @@ def _redact(text: str) -> str:
     return redacted
 
 
-class SafeStream(io.TextIOBase):
-    """A text stream that escapes, redacts and never fails to encode what it writes."""
+class OutputFailed(Exception):
+    """What the CLI writes cannot be written; `reason` says why, in a few words."""
 
-    def __init__(self, inner: TextIO) -> None:
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _failure(error: OSError | ValueError) -> OutputFailed:
+    if isinstance(error, OSError):
+        return OutputFailed(error.strerror or type(error).__name__)
+    return OutputFailed("the stream is closed")  # "I/O operation on closed file"
+
+
+class SafeStream(io.TextIOBase):
+    """A text stream that escapes, redacts and never fails to encode what it writes;
+    `inner` is None where the process was started with that stream closed."""
+
+    def __init__(self, inner: TextIO | None) -> None:
         super().__init__()
         self.inner = inner
         self._encoding = getattr(inner, "encoding", None) or "utf-8"
@@ -60,11 +78,25 @@ class SafeStream(io.TextIOBase):
         safe = _escape(_redact(text))
         # Surrogates (a non-UTF-8 file name) and characters outside a strict encoding.
         safe = safe.encode(self._encoding, "backslashreplace").decode(self._encoding, "replace")
-        self.inner.write(safe)
+        if self.inner is None:
+            raise OutputFailed("the stream is closed")
+        try:
+            self.inner.write(safe)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as error:
+            raise _failure(error) from error
         return len(text)
 
     def flush(self) -> None:
-        self.inner.flush()
+        if self.inner is None:
+            return
+        try:
+            self.inner.flush()
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as error:
+            raise _failure(error) from error
 
     def isatty(self) -> bool:
         isatty = getattr(self.inner, "isatty", None)
@@ -75,8 +107,8 @@ class SafeStream(io.TextIOBase):
 
 
 def silence_stdout() -> None:
-    """After a broken pipe: point stdout at /dev/null so the exit flush cannot fail again
-    (the way Python's documentation recommends)."""
+    """After a broken pipe or a failed write: point stdout at /dev/null so the exit flush
+    cannot fail again (the way Python's documentation recommends)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

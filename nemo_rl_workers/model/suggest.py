@@ -40,8 +40,14 @@ def module_classes(module_name: str) -> list[str]:
     module = sys.modules.get(module_name)
     if module is None:
         return []
-    return [f"{module_name}.{name}" for name, value in vars(module).items()
-            if isinstance(value, type) and value.__module__ == module_name]
+    found = []
+    for name, value in list(vars(module).items()):
+        try:  # a member's metaclass may raise on any attribute: it is then no suggestion
+            if isinstance(value, type) and value.__module__ == module_name:
+                found.append(f"{module_name}.{name}")
+        except BaseException:  # noqa: BLE001, S112 - untrusted code, whatever it raises
+            continue
+    return found
 
 
 def sibling_modules(module_name: str) -> list[str]:

@@ -1,18 +1,17 @@
 """File safety for `migrate`: reading through the guarded reader, knowing whether a file is
 still what was read, refusing to follow a symlink out of the folders given, names the system
-refuses, bounded folder walks, and atomic replacement.
+refuses and bounded folder walks; files are replaced through `atomic_write`.
 """
 
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from nemo_rl_workers.reading.atomic_write import write_atomic as write_atomic
 from nemo_rl_workers.reading.safe_read import ConfigLoadError, decode, read_bytes
 from nemo_rl_workers.reading.yaml_edits import MigrationError
 
@@ -160,29 +159,3 @@ def expand_inputs(paths: Iterable[Path]) -> list[tuple[Path, Path]]:
         for file, base in pairs:
             files.setdefault(real_path(file), (file, base))
     return list(files.values())
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` by `data` atomically, keeping its mode (a temp file in the same folder).
-
-    A symlink is followed, so the link stays and its target is updated.
-    """
-    path = real_path(path) if is_symlink(path) else path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

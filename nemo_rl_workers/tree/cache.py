@@ -4,8 +4,8 @@ One scheme for every cache of the tool: the tree model (`revision_cache`), `audi
 answers and the static verdicts (`checks.static_cache`) are entries here. An entry is
 found by a key its user computes over everything the answer depends on (the bytes of
 every file read, this program's own code, the question); it holds a JSON payload with a
-checksum over it, written to a temporary file and renamed into place (`os.replace`), so a
-reader sees a whole entry or none.
+checksum over it, written through the one atomic writer (`reading.atomic_write`: a
+temporary file renamed into place), so a reader sees a whole entry or none.
 
 An entry that is not a regular file (a FIFO is never waited on), too large, truncated, not
 JSON, of another format, under another key or failing its checksum is ignored: `load`
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.reading.atomic_write import write_atomic
 from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 
 DEFAULT_CACHE_DIR = ".nemo-rl-workers-cache"
@@ -141,23 +142,16 @@ class ContentCache:
         return one_line(str(self._entry(key)))
 
     def store(self, key: str, payload: dict[str, Any]) -> None:
-        """Write the entry whole or not at all; a full disk only costs the next run time."""
+        """Write the entry whole or not at all, through the one atomic writer (a symlink
+        in its place is replaced, never written through); a full disk only costs the next
+        run time."""
         entry = {"format": FORMAT, "key": key, "payload": payload, "sha256": checksum(payload)}
-        target = self._entry(key)
         try:
             self._prepare()  # the default folder is made on the first entry stored
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            write_atomic(self._entry(key), json.dumps(entry, ensure_ascii=True).encode(),
+                         links="replace")
         except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(entry, f, ensure_ascii=True)
-            os.replace(temp, target)
-        except OSError:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
+            pass
 
 
 def guarded_digest(path: Path, limit: int) -> str:

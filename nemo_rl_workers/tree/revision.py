@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.tree.conditions import Condition, describe
 
 NEW_SCHEMA = "automodel_cfg"
@@ -87,7 +88,8 @@ class Revision:
         if self.is_reference:
             return f"{REFERENCE_NAME} ({schema})"
         commit = f" at {self.commit[:12]}" if self.commit else ""
-        return f"{self.name}{commit} ({schema}; {self.how})"
+        # A folder's name may hold a newline: escaped, as `audit` escapes paths.
+        return f"{one_line(self.name)}{commit} ({schema}; {self.how})"
 
     def as_json(self) -> dict[str, Any]:
         return {

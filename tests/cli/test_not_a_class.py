@@ -34,9 +34,25 @@ class Disguised:
 
 
 disguised = Disguised()
+
+
+class Meta(type):
+    """A metaclass whose classes raise on every attribute a suggestion would read."""
+
+    def __getattribute__(cls, name):
+        if name in ("__module__", "__qualname__", "__name__", "__mro__", "__dict__"):
+            raise RuntimeError(f"metaclass __getattribute__ {name}")
+        return super().__getattribute__(name)
+
+
+class Hostile(metaclass=Meta):
+    pass
+
+
+hostile_instance = Hostile()
 '''
 
-NOT_CLASSES = ("a_function", "AN_INT", "an_instance", "disguised")
+NOT_CLASSES = ("a_function", "AN_INT", "an_instance", "disguised", "hostile_instance")
 
 
 def verify(folder: Path, *argv: str) -> tuple[int, str, str]:
@@ -72,9 +88,10 @@ def test_a_base_that_is_no_class_exits_2_with_one_line(folder: Path, name: str) 
 
 def test_the_disguised_instance_is_named_by_its_real_type(folder: Path) -> None:
     _, _, err = verify(folder, "odd_names.disguised")
+    # The named object alone is judged: no suggestion from the module's other members
+    # (issue 35), whose metaclasses may raise or hang.
     assert err == ("nemo-rl-workers: FQN=odd_names.disguised is not a class: module odd_names "
-                   "has Disguised (not a class) at 'disguised'; did you mean "
-                   "odd_names.Disguised?\n")
+                   "has Disguised (not a class) at 'disguised'.\n")
 
 
 @pytest.mark.parametrize("base", [False, True])
@@ -85,3 +102,25 @@ def test_static_says_the_same_for_the_disguised_instance(folder: Path, base: boo
     assert (code, out) == (2, "")
     named = "--base odd_names.disguised" if base else "odd_names.disguised"
     assert err.startswith(f"nemo-rl-workers: {named} is not a class ")
+
+
+@pytest.mark.parametrize(("name", "what"), [
+    ("a_function", "function"), ("AN_INT", "int"), ("an_instance", "Plain"),
+    ("hostile_instance", "Hostile"),
+])
+def test_a_module_with_a_hostile_metaclass_is_no_matter(
+    folder: Path, name: str, what: str
+) -> None:
+    """Beside a class whose metaclass raises, a function, a constant or an instance is still
+    "is not a class", exit 2 (issue 35: it was exit 1, "raised RuntimeError")."""
+    line = (f"is not a class: module odd_names has {what} (not a class) at '{name}'.\n")
+    assert verify(folder, f"odd_names.{name}") == (2, "", f"nemo-rl-workers: FQN=odd_names."
+                                                          f"{name} {line}")
+    assert verify(folder, "odd_names.Plain", "--base", f"odd_names.{name}") == (
+        2, "", f"nemo-rl-workers: --base=odd_names.{name} {line}")
+
+
+def test_a_missing_name_is_suggested_past_a_hostile_metaclass(folder: Path) -> None:
+    assert verify(folder, "odd_names.Plian") == (
+        2, "", "nemo-rl-workers: FQN=odd_names.Plian is not a class: module odd_names has no "
+               "attribute 'Plian'; did you mean odd_names.Plain?\n")

@@ -11,7 +11,7 @@ import pytest
 
 import nemo_rl_workers.commands.migrate as migrate
 from nemo_rl_workers.model import migration
-from nemo_rl_workers.reading import migrate_files, yaml_edits
+from nemo_rl_workers.reading import atomic_write, migrate_files, yaml_edits
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ HOMES = {
     "Migration": migration,
     "MigrationError": yaml_edits,
     "FileReport": migrate_files,
-    "write_atomic": migrate_files,
+    "write_atomic": atomic_write,  # the one writer of every file the tool writes
     "replace_refusal": migrate_files,
     "expand_inputs": migrate_files,
     "CONFIG_SUFFIXES": migrate_files,

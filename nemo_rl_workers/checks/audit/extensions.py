@@ -77,6 +77,15 @@ class ExtensionSection:
         return f"{relative}:{line}" if line else relative
 
 
+def _exists(path: Path) -> bool:
+    """Whether `path` names something; a name the system refuses (too long, a NUL) does
+    not, and is then judged as an FQN."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def extensions_from_args(values: Sequence[str]) -> list[Extension]:
     """Each argument as FQNs: a config file's `worker_extension_cls_fqn` fields, or an FQN.
     Raises UnusableExtension (one line) for a config that cannot be read or a bad name."""
@@ -85,7 +94,7 @@ def extensions_from_args(values: Sequence[str]) -> list[Extension]:
     out: list[Extension] = []
     for value in values:
         path = Path(value)
-        if value.endswith(CONFIG_SUFFIXES) or path.exists():
+        if value.endswith(CONFIG_SUFFIXES) or _exists(path):
             out.extend(_from_config(path))
             continue
         problem = fqn_problem(value, "EXTENSION")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nemo_rl_workers.reading.atomic_write import write_atomic
 from nemo_rl_workers.tree.conditions import conflicts, describe
 from nemo_rl_workers.tree.drivers import restricted
 from nemo_rl_workers.tree.git_head import head_commit
@@ -56,7 +57,11 @@ class _Imports:
 
     names: dict[str, tuple[str, str]] = field(default_factory=dict)
 
-    def need(self, module: str, name: str) -> str:
+    def need(self, module: str, name: str) -> str | None:
+        """The local name `module.name` is imported as; None when either is no Python name
+        (a file of the tree named `a-b.py`): what cannot be imported stays `Any`."""
+        if not (_is_dotted(module) and is_name(name)):
+            return None
         for local, target in self.names.items():
             if target == (module, name):
                 return local
@@ -90,7 +95,18 @@ class _Annotation:
     def render(self, node: ast.expr | None, module: Module) -> str:
         if node is None:
             return "Any"
-        return ast.unparse(self.expr(node, module))
+        return ast.unparse(self.expr(node, module))  # a string constant comes out as repr
+
+    def name(self, node: ast.Name | ast.Attribute, module: Module) -> ast.expr:
+        found = self._name(node, module)
+        if found is None:  # not in the tree, or not importable by name
+            self.unresolved.add(ast.unparse(node))
+            return ast.Name("Any")
+        return found
+
+    def _imported(self, module: str, name: str) -> ast.expr | None:
+        local = self.imports.need(module, name)
+        return None if local is None else ast.Name(local)
 
     def expr(self, node: ast.expr, module: Module) -> ast.expr:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -116,7 +132,7 @@ class _Annotation:
         self.unresolved.add(ast.unparse(node))
         return ast.Name("Any")
 
-    def name(self, node: ast.Name | ast.Attribute, module: Module) -> ast.expr:
+    def _name(self, node: ast.Name | ast.Attribute, module: Module) -> ast.expr | None:
         dotted = ast.unparse(node)
         if isinstance(node, ast.Name) and node.id in BUILTIN_NAMES and not (
             node.id in module.imports or node.id in module.classes
@@ -125,21 +141,44 @@ class _Annotation:
         absolute = resolve_local(module, dotted)
         head, _, name = absolute.rpartition(".")
         if head in KEPT_MODULES:
-            return ast.Name(self.imports.need(head, name))
+            return self._imported(head, name)
         if resolve_fqn(self.tree, absolute) is not None:
             info = resolve_fqn(self.tree, absolute)
             assert info is not None
-            return ast.Name(self.imports.need(info.module, info.qualname.split(".")[0]))
+            return self._imported(info.module, info.qualname.split(".")[0])
         owner = self.tree.module(head)
         if owner is not None and name in owner.assignments:  # a type alias or TypeVar
-            return ast.Name(self.imports.need(owner.name, name))
-        self.unresolved.add(dotted)
-        return ast.Name("Any")
+            return self._imported(owner.name, name)
+        return None
+
+
+def is_name(text: str) -> bool:
+    """A Python identifier that is no keyword: what may stand as a name in emitted code."""
+    return text.isidentifier() and not keyword.iskeyword(text)
+
+
+def _is_dotted(text: str) -> bool:
+    return all(is_name(part) for part in text.split("."))
 
 
 def _identifier(text: str) -> str:
-    out = "".join(c if c.isalnum() else "_" for c in text)
-    return out if out.isidentifier() and not keyword.iskeyword(out) else f"_{out}"
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in text)
+    return out if is_name(out) else f"_{out}" if is_name(f"_{out}") else "_Unnamed"
+
+
+def _text(text: str) -> str:
+    """`text` as it may stand in a comment or inside a triple-quoted string: a backslash, a
+    double quote and anything unprintable (a newline above all) are escaped, so data from
+    the tree can never end the comment or the string and become code."""
+    out: list[str] = []
+    for char in text:
+        if char in '\\"':
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(repr(char)[1:-1])
+    return "".join(out)
 
 
 def _signature(function: Function, module: Module, render: _Annotation) -> list[str]:
@@ -205,7 +244,23 @@ def _roles(ctx: AuditContext) -> list[_Role]:
     return roles
 
 
+@dataclass(frozen=True)
+class Emission:
+    """The emitted module's text, and the names from the tree it left out, each a line
+    (a method name that is no Python identifier cannot be a member of a Protocol)."""
+
+    text: str
+    refused: tuple[str, ...]
+
+
 def protocols_source(ctx: AuditContext) -> str:
+    return emission(ctx).text
+
+
+def emission(ctx: AuditContext) -> Emission:
+    """The tree's Protocols. Code is written only from names that are Python identifiers;
+    every other piece of data from the tree (docstrings, comments) goes through `_text`,
+    annotations through `ast.unparse`, and the result is parsed back (`check_emitted`)."""
     imports = _Imports()
     imports.need("typing", "Any")
     imports.need("typing", "Protocol")
@@ -214,6 +269,7 @@ def protocols_source(ctx: AuditContext) -> str:
     for role in roles:
         names[role.worker.name] = names.get(role.worker.name, 0) + 1
     bodies: list[str] = []
+    refused: list[str] = []
     for role in roles:
         stem = role.worker.name if names[role.worker.name] == 1 else (
             f"{role.driver}{role.worker.name}")
@@ -222,39 +278,110 @@ def protocols_source(ctx: AuditContext) -> str:
         where = _relative(role.worker.where, ctx.root)
         lines = [
             f"class {cls_name}(Protocol):",
-            f'    """What {role.driver} calls by name on its workers ({when}); default worker',
-            f"    {role.worker.fqn} ({where}).",
+            f'    """What {_text(role.driver)} calls by name on its workers ({_text(when)}); '
+            "default worker",
+            f"    {_text(role.worker.fqn)} ({_text(where)}).",
             '    """',
             "",
         ]
         for method in role.methods:
+            if not is_name(method):
+                refused.append(f"--emit-protocols: left out {method!r}, which "
+                               f"{role.driver} calls by name: not a Python identifier")
+                continue
             found = ctx.resolver.find_method(role.worker, method)
             if found is None:
-                lines.append(f"    # {method}: called by {role.driver}, not defined by "
-                             f"{role.worker.name}")
+                lines.append(f"    # {method}: called by {_text(role.driver)}, not defined by "
+                             f"{_text(role.worker.name)}")
                 continue
             function, owner = found
             module = ctx.tree.module(owner.module)
             if module is None:
                 continue
             if any(d.split("(")[0] == "property" for d in function.decorators):
-                lines.append(f"    # {method}: a property of {owner.name}, not a method")
+                lines.append(f"    # {method}: a property of {_text(owner.name)}, not a method")
                 continue
             render = _Annotation(ctx.tree, imports)
             signature = _signature(function, module, render)
             if render.unresolved:
                 unresolved = ", ".join(sorted(render.unresolved))
-                lines.append(f"    # {method}: Any stands for {unresolved} (not in the tree)")
+                lines.append(f"    # {method}: Any stands for {_text(unresolved)} "
+                             "(not in the tree)")
             lines.extend(f"    {line}" for line in signature)
         bodies.append("\n".join(lines) + "\n")
     header = (
-        f'"""Typed Protocols for the worker calls of the NeMo-RL tree {tree_name(ctx.root)}.\n\n'
+        '"""Typed Protocols for the worker calls of the NeMo-RL tree '
+        f"{_text(tree_name(ctx.root))}.\n\n"
         "Generated by `nemo-rl-workers audit --emit-protocols`; do not edit. One Protocol per\n"
         "driver and worker mode: the methods the driver calls by name in that mode, with the\n"
         'default worker\'s signatures and annotations as written.\n"""\n\n'
         "from __future__ import annotations\n\n"
     )
-    return header + imports.render() + "\n\n" + "\n\n".join(bodies)
+    text = header + imports.render() + "\n\n" + "\n\n".join(bodies)
+    check_emitted(text)
+    return Emission(text, tuple(refused))
+
+
+_ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.BinOp,
+                     ast.BitOr, ast.Constant, ast.Load)
+_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+def check_emitted(text: str) -> None:
+    """Refuse (EmitError) a module that is anything but what `emission` means to write: a
+    docstring, imports, and classes of docstrings and `...`-bodied methods whose annotations
+    are names, subscripts, unions and constants, and whose defaults are `...`. Nothing in it
+    can run a statement when it is imported."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError) as err:
+        raise EmitError(f"--emit-protocols: the generated module does not parse ({err})") \
+            from err
+
+    def refuse(node: ast.AST) -> EmitError:
+        line = getattr(node, "lineno", "?")
+        return EmitError(f"--emit-protocols: the generated module holds a "
+                         f"{type(node).__name__} at line {line}; not written")
+
+    def docstring(node: ast.stmt) -> bool:
+        return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str))
+
+    def annotation(node: ast.expr | None) -> None:
+        for part in ast.walk(node) if node is not None else ():
+            if not isinstance(part, _ANNOTATION_NODES):
+                raise refuse(part)
+
+    def method(node: ast.stmt) -> None:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            raise refuse(node)
+        for decorator in node.decorator_list:
+            if not (isinstance(decorator, ast.Name) and decorator.id in _DECORATORS):
+                raise refuse(decorator)
+        body = node.body
+        if not (len(body) == 1 and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and body[0].value.value is ...):
+            raise refuse(body[0])
+        args = node.args
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            if not (isinstance(default, ast.Constant) and default.value is ...):
+                raise refuse(default)
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                    *(a for a in (args.vararg, args.kwarg) if a is not None)]:
+            annotation(arg.annotation)
+        annotation(node.returns)
+
+    for index, node in enumerate(tree.body):
+        if index == 0 and docstring(node):
+            continue
+        if isinstance(node, ast.ImportFrom):
+            continue
+        if not isinstance(node, ast.ClassDef) or node.decorator_list or node.keywords or [
+                ast.unparse(b) for b in node.bases] != ["Protocol"]:
+            raise refuse(node)
+        for index_in_class, member in enumerate(node.body):
+            if not (index_in_class == 0 and docstring(member)):
+                method(member)
 
 
 def tree_name(root: Path) -> str:
@@ -280,13 +407,10 @@ def _relative(where: str, root: Path) -> str:
 
 
 def write_protocols(path: Path, text: str) -> None:
-    """Replace `path` with `text` (a regular file, written whole)."""
+    """Replace `path` with `text` through the one atomic writer (a symlink is written
+    through to the file it names)."""
     try:
-        if path.exists() and not path.is_file():
-            raise EmitError(f"--emit-protocols {path}: is not a regular file")
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, text.encode("utf-8"))
     except OSError as err:
         raise EmitError(f"--emit-protocols {path}: cannot be written: {err.strerror or err}") \
             from err
@@ -301,9 +425,10 @@ def emit_protocols(
 
     def both(ctx: AuditContext) -> tuple[list[Finding], ExtensionSection]:
         result = extend(ctx)
-        text = protocols_source(ctx)
-        write_protocols(path, text)
-        count = text.count("(Protocol):")
+        emitted_module = emission(ctx)
+        write_protocols(path, emitted_module.text)
+        emitted.extend(emitted_module.refused)
+        count = sum(line.startswith("class ") for line in emitted_module.text.splitlines())
         emitted.append(f"wrote {count} Protocols to {path}")
         return result
 

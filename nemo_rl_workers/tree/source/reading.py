@@ -11,7 +11,9 @@ only, bounded size). What cannot be read is a `SourceProblem`, never an exceptio
 
 from __future__ import annotations
 
+import io
 import os
+import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,7 +117,8 @@ def _outside(path: Path) -> str:
 
 
 def read_source(path: Path) -> str | SourceProblem:
-    """The text of one regular UTF-8 file of at most MAX_SOURCE_BYTES, or why not."""
+    """The text of one regular file of at most MAX_SOURCE_BYTES, decoded as its coding
+    cookie says (UTF-8 without one), or why not."""
     shown = str(path)
     try:
         raw = read_regular(path, limit=MAX_SOURCE_BYTES, what="a module")
@@ -123,9 +126,16 @@ def read_source(path: Path) -> str | SourceProblem:
         if refused.kind == "too-large":
             return SourceProblem(shown, f"{refused.reason} ({MAX_SOURCE_ENV}=<MiB> raises it)")
         return SourceProblem(shown, refused.reason)
+    try:  # a PEP 263 coding cookie is honoured, as Python honours it (UTF-8 without one)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as err:  # an unknown encoding, or a cookie the BOM contradicts
+        if not err.msg.startswith("invalid or missing encoding declaration"):
+            return SourceProblem(shown, f"has an unusable coding cookie ({err.msg})")
+        encoding = "utf-8"  # no cookie, and not UTF-8: the decoding below says where
     try:
-        return raw.decode("utf-8").removeprefix("\ufeff")
+        return raw.decode(encoding).removeprefix("\ufeff")
     except UnicodeDecodeError as err:
+        named = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
         return SourceProblem(
-            shown, f"is not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start})"
+            shown, f"is not {named} text (byte 0x{raw[err.start]:02x} at offset {err.start})"
         )
