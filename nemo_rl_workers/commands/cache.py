@@ -1,16 +1,19 @@
 """`--cache-dir DIR` / `--no-cache`: the cache of tree models, audits and static verdicts.
 
-The cache (`tree.cache`; `static_cache` for static verdicts) lives in
-`.nemo-rl-workers-cache/` of the working folder by default, made when the first entry is
-stored. A `--cache-dir` that cannot be used (a file, a folder that cannot be created or
-written) is unusable input: one line, exit code 2. The default folder failing only costs
-speed: one warning line when it exists but cannot be used, none when it cannot be made,
-and the run goes on without a cache.
+Static verdicts and audit answers live in `.nemo-rl-workers-cache/` of the working folder
+by default; tree models (which every command reads, `check` without `--static` too, and
+which must not leave files in the folder a pre-commit hook runs in) in the user's cache
+folder (`model_cache_dir`). Either is made when its first entry is stored. A `--cache-dir`
+that cannot be used (a file, a folder that cannot be created or written) is unusable
+input: one line, exit code 2. A default folder failing only costs speed: one warning line
+when it exists but cannot be used, none when it cannot be made, and the run goes on
+without a cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -19,8 +22,23 @@ if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
 
 
-def open_cache(args: argparse.Namespace, err: TextIO) -> tuple[bool, StaticCache | None]:
-    """(usable, cache): usable is False after one line on `err` for a bad `--cache-dir`."""
+MODEL_CACHE_ENV = "NEMO_RL_WORKERS_CACHE_DIR"
+
+
+def model_cache_dir() -> str:
+    """Where tree models are kept without `--cache-dir`: `$NEMO_RL_WORKERS_CACHE_DIR`, else
+    `$XDG_CACHE_HOME/nemo-rl-workers`, else `~/.cache/nemo-rl-workers`."""
+    given = os.environ.get(MODEL_CACHE_ENV)
+    if given:
+        return given
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "nemo-rl-workers")
+
+
+def open_cache(args: argparse.Namespace, err: TextIO, *,
+               default: str | None = None) -> tuple[bool, StaticCache | None]:
+    """(usable, cache): usable is False after one line on `err` for a bad `--cache-dir`.
+    `default`: the folder used without `--cache-dir` (the working folder's by default)."""
     from nemo_rl_workers.checks.static_cache import DEFAULT_CACHE_DIR, CacheDirError, StaticCache
 
     if getattr(args, "no_cache", False):
@@ -29,7 +47,7 @@ def open_cache(args: argparse.Namespace, err: TextIO) -> tuple[bool, StaticCache
     try:
         if given is not None:
             return True, StaticCache.open(given)
-        return True, StaticCache.open(DEFAULT_CACHE_DIR, create=False)
+        return True, StaticCache.open(default or DEFAULT_CACHE_DIR, create=False)
     except CacheDirError as bad:
         if given is not None:
             print(f"nemo-rl-workers: --cache-dir: {bad}", file=err)
@@ -57,7 +75,7 @@ class Revisions:
 
         if checkout in self._found:
             return self._found[checkout]
-        usable, cache = open_cache(self.args, self.err)
+        usable, cache = open_cache(self.args, self.err, default=model_cache_dir())
         if not usable:
             return None
         revision = revision_of(checkout, cache, self.notes)

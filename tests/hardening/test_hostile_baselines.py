@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.commands.cli import main
+from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES, MAX_SOURCE_ENV
 from tests.audit.tree import write_tree
 from tests.hardening.test_written_files import BODY, WORKERS
 
@@ -82,8 +83,8 @@ def test_a_30_gb_sparse_baseline_is_refused_by_its_size_at_once(
                           *cached(cache, tmp_path)])
     elapsed = time.monotonic() - started
     assert (code, out, err) == (2, "", f"nemo-rl-workers: audit: baseline {baseline}: is "
-                                       f"{HUGE} bytes, over the 16777216-byte limit for a "
-                                       "module\n")
+                                       f"{HUGE} bytes, over the {MAX_SOURCE_BYTES}-byte limit "
+                                       "for a baseline\n")
     assert elapsed < 10, elapsed  # hashed first, it took a minute (58 s measured)
 
 
@@ -98,7 +99,8 @@ def test_a_30_gb_sparse_module_in_the_tree_is_refused_by_its_size_at_once(
                           str(tmp_path / "cache")])
     assert code == 2 and out.endswith("1 warnings\n")  # the rest is audited
     assert err == (f"nemo-rl-workers: audit: nemo_rl/huge.py: is {HUGE} bytes, over the "
-                   "16777216-byte limit for a module\n")
+                   f"{MAX_SOURCE_BYTES}-byte limit for a module ({MAX_SOURCE_ENV}=<MiB> raises "
+                   "it)\n")
     assert time.monotonic() - started < 10
 
 

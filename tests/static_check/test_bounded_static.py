@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES
+
 HUGE = 3 * 1024**3
 WORKER = """\
 from big_table import TABLE
@@ -47,8 +49,8 @@ def test_a_class_whose_module_imports_a_3_gb_module_is_refused(
     assert (code, out) == (2, "")
     assert err == (f"nemo-rl-workers: big_worker.BigWorker cannot be judged from source: "
                    f"big_table ({folder / 'big_table.py'}), which big_worker imports, is "
-                   f"{HUGE} bytes, over the 16777216-byte limit for a module; the checker "
-                   "would read it whole\n")
+                   f"{HUGE} bytes, over the {MAX_SOURCE_BYTES}-byte limit for a module; the "
+                   "checker would read it whole\n")
 
 
 def test_the_refusal_stays_in_bounded_memory(folder: Path) -> None:

@@ -49,7 +49,7 @@ def _unprintable(entry: dict[str, object]) -> str | None:
 def read_baseline(path: Path) -> set[Key]:
     """The entries of a baseline, or BaselineError (one line) for anything that is not what
     --write-baseline writes: huge numbers, NaN, control characters, another shape."""
-    text = read_source(path)  # the same guarded reader: regular file, bounded, UTF-8
+    text = read_source(path, "a baseline")  # the guarded reader: regular, bounded, UTF-8
     if isinstance(text, SourceProblem):
         raise BaselineError(f"baseline {text}")
     shown = one_line(str(path))

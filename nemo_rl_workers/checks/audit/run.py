@@ -36,6 +36,7 @@ from nemo_rl_workers.tree.drivers import (
     WorkerChoice,
 )
 from nemo_rl_workers.tree.knowledge import driver_side
+from nemo_rl_workers.tree.revision_build import selects_through_library
 from nemo_rl_workers.tree.source import (
     ImportRoots,
     Resolver,
@@ -265,7 +266,8 @@ def _audit(
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
-    if not side.drivers and not side.dispatches and not tree.problems:
+    if not side.drivers and not side.dispatches and not tree.problems and \
+            not selects_through_library(root):  # a tree built on this library calls typed
         raise UnusableTree(
             f"{path}: is not a NeMo-RL tree the tool can judge: no module of its {PACKAGE} "
             "package starts workers or calls them by name, and none failed to read")

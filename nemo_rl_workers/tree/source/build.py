@@ -42,15 +42,18 @@ def read_tree(
     parsed only when `tree.module(name)` first asks for it (name resolution does), so a
     rule that needs a few modules in full does not pay for parsing all of them."""
     tree = SourceTree(roots=(str(root), *map(str, stub_roots)), modeller=model_module)
-    starts: list[tuple[Path, Path]] = []
+    # (start, the base module names are taken from, the folder nothing is followed out of):
+    # the tree's own folder for its packages; an installed stub package (which may be a
+    # link into another environment) is its own boundary.
+    starts: list[tuple[Path, Path, Path | None]] = []
     if packages is None:
-        starts.append((root, root))
+        starts.append((root, root, root))
     else:
-        starts.extend((root / name, root) for name in packages)
+        starts.extend((root / name, root, root) for name in packages)
     for stub in stub_roots:
-        starts.append((stub, stub.parent if stub.name.endswith("-stubs") else stub))
-    for start, base in starts:
-        for path in discover(start, tree.problems, boundary=base):
+        starts.append((stub, stub.parent if stub.name.endswith("-stubs") else stub, None))
+    for start, base, boundary in starts:
+        for path in discover(start, tree.problems, boundary=boundary):
             name = module_name(path, base)
             if name is None or ((name in tree.modules or name in tree.pending)
                                  and path.suffix == ".py"):

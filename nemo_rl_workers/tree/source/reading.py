@@ -116,14 +116,14 @@ def _outside(path: Path) -> str:
     return f"is a symlink out of the tree{where}; it is not followed"
 
 
-def read_source(path: Path) -> str | SourceProblem:
+def read_source(path: Path, what: str = "a module") -> str | SourceProblem:
     """The text of one regular file of at most MAX_SOURCE_BYTES, decoded as its coding
-    cookie says (UTF-8 without one), or why not."""
+    cookie says (UTF-8 without one), or why not (`what` names the kind of file)."""
     shown = str(path)
     try:
-        raw = read_regular(path, limit=MAX_SOURCE_BYTES, what="a module")
+        raw = read_regular(path, limit=MAX_SOURCE_BYTES, what=what)
     except FileRefused as refused:
-        if refused.kind == "too-large":
+        if refused.kind == "too-large" and what == "a module":
             return SourceProblem(shown, f"{refused.reason} ({MAX_SOURCE_ENV}=<MiB> raises it)")
         return SourceProblem(shown, refused.reason)
     try:  # a PEP 263 coding cookie is honoured, as Python honours it (UTF-8 without one)
