@@ -10,12 +10,12 @@ restores it afterwards; what was cyclic garbage is collected then.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 
 
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused() -> Generator[None]:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
