@@ -130,3 +130,22 @@ def test_a_method_outside_the_interface_is_judged_only_where_no_backend_has_it(
     assert keys(none) == {("missing-method", "Rollout.turn", "generate_stream", name)
                           for name in ("VllmGeneration", "SGLangGeneration", "Gen")}
     assert none.findings[0].call == "nemo_rl/rollout.py:10"
+
+
+def test_an_isinstance_guard_on_the_attribute_narrows_the_backends(tmp_path: Path) -> None:
+    """`if isinstance(self.policy_generation, SGLangGeneration): raise` before the call:
+    SGLang's lacking keyword is not reached."""
+    guarded = HOLDER.replace(
+        "    def refit(self, timeout):\n",
+        "    def refit(self, timeout):\n"
+        "        if isinstance(self.policy_generation, SGLangGeneration):\n"
+        "            raise NotImplementedError\n").replace(
+        "from nemo_rl.interfaces import GenerationInterface\n",
+        "from nemo_rl.backends import SGLangGeneration\n"
+        "from nemo_rl.interfaces import GenerationInterface\n")
+    assert guarded.count("isinstance") == 1
+    report = audited(tmp_path, workers=WORKERS, driver_body=NO_CALLS, extra={
+        "nemo_rl/interfaces.py": INTERFACE, "nemo_rl/backends.py": BACKENDS.format(params=""),
+        "nemo_rl/refit.py": guarded,
+        "nemo_rl/driver.py": "from nemo_rl.backends import VllmGeneration\n" + open_driver()})
+    assert report.findings == []

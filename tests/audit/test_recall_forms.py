@@ -85,7 +85,8 @@ def test_a_handle_of_a_class_made_an_actor_through_a_local_is_found(tmp_path: Pa
     assert good.findings == [] and good.sites == good.resolved == 1
 
 
-def test_a_script_handle_of_a_class_the_tree_lacks_is_unresolved(tmp_path: Path) -> None:
+def test_a_script_handle_of_a_class_the_tree_lacks_is_no_finding(tmp_path: Path) -> None:
+    """Its class cannot be read, so nothing is said about its calls (not a site)."""
     report = _script(tmp_path, SCRIPT_MODULE_LEVEL.replace(
         "from nemo_rl.environments.nemo_gym import NemoGym", "from elsewhere import NemoGym"),
         "health")
