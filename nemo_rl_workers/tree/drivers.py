@@ -24,6 +24,7 @@ from nemo_rl_workers.tree.conditions import (
 )
 from nemo_rl_workers.tree.knowledge import (
     ACTOR_ENVIRONMENT_REGISTRIES,
+    ACTOR_MAKERS,
     DISPATCH_HELPERS,
     DRIVER_OWNERS,
     HANDLE_ATTRIBUTES,
@@ -382,21 +383,39 @@ class DriverReader:
         return []
 
     def _actor_class(self, call: CallSite) -> ClassInfo | None:
-        """The class of `Cls.remote(...)` / `Cls.options(...).remote(...)`, in the tree."""
-        func = call.node.func
-        if not isinstance(func, ast.Attribute):
-            return None
-        target = func.value
-        if isinstance(target, ast.Call) and isinstance(target.func, ast.Attribute) and \
-                target.func.attr == "options":
-            target = target.func.value
-        if not isinstance(target, ast.Name):
+        """The class of `Cls.remote(...)` / `Cls.options(...).remote(...)`, in the tree;
+        `Cls` may be made an actor class where it is used (`ray.remote(Cls)`,
+        `ray.remote(num_cpus=1)(Cls)`) or through a local or module-level name bound to
+        that (`actor_cls = ray.remote(Cls)`)."""
+        target = _remote_target(call.node)
+        return self._class_of(target, call, 0) if target is not None else None
+
+    def _class_of(self, node: ast.expr, call: CallSite, depth: int) -> ClassInfo | None:
+        if depth > MAX_DEPTH:
             return None
         module = self.tree.modules.get(call.module)
         if module is None:
             return None
-        local = self._function_imports(call).get(target.id)
-        return resolve_fqn(self.tree, local or resolve_local(module, target.id))
+        if isinstance(node, ast.Call):  # `ray.remote(Cls)`, `ray.remote(**options)(Cls)`
+            maker = node.func.func if isinstance(node.func, ast.Call) else node.func
+            if not (_text(maker) in ACTOR_MAKERS or resolve_local(
+                    module, _text(maker)) in ACTOR_MAKERS) or len(node.args) != 1:
+                return None
+            return self._class_of(node.args[0], call, depth + 1)
+        if not isinstance(node, ast.Name):
+            return None
+        local = self._function_imports(call).get(node.id)
+        found = resolve_fqn(self.tree, local or resolve_local(module, node.id))
+        if found is not None:
+            return found
+        function = self.tree.function_of(call)
+        assigned = [a.value for a in function.assignments.get(node.id, [])] if (
+            function is not None) else [v for v in (module.assignments.get(node.id),)
+                                        if v is not None]
+        classes = {c.fqn: c for value in assigned
+                   if (c := self._class_of(value, call, depth + 1)) is not None}
+        return next(iter(classes.values())) if len(classes) == 1 and len(
+            assigned) == 1 else None
 
     def _function_imports(self, call: CallSite) -> dict[str, str]:
         """Names the enclosing top-level function imports in its body (upstream imports
@@ -490,8 +509,13 @@ class DriverReader:
 
     def _getattr_call(self, call: CallSite) -> tuple[ast.expr, str] | None:
         """(name expression, handle) for `getattr(handle, NAME)[.options(...)].remote(...)`
-        on an actor handle."""
+        on an actor handle, directly or through a local bound to the `getattr`."""
         target = _remote_target(call.node)
+        function = self.tree.function_of(call)
+        if isinstance(target, ast.Name) and function is not None:
+            # `method = getattr(worker, name)` then `method.remote(...)`: one binding only.
+            bound = function.assignments.get(target.id, [])
+            target = bound[0].value if len(bound) == 1 else None
         if not (isinstance(target, ast.Call) and isinstance(target.func, ast.Name)
                 and target.func.id == "getattr" and len(target.args) == 2):
             return None
@@ -537,10 +561,14 @@ class DriverReader:
             return f"{ACTOR_PREFIX}{created}" if created is not None else None
         if not isinstance(node, ast.Name):
             return None
-        if function is None:
-            return None
-        sources: list[ast.expr] = [a.value for a in function.assignments.get(node.id, [])]
-        sources += self._loop_sources(function).get(node.id, [])
+        sources: list[ast.expr]
+        if function is None:  # an entry script's top level: `gym = NemoGym.remote()`
+            module = self.tree.modules.get(call.module)
+            bound = module.assignments.get(node.id) if module is not None else None
+            sources = [bound] if bound is not None else []
+        else:
+            sources = [a.value for a in function.assignments.get(node.id, [])]
+            sources += self._loop_sources(function).get(node.id, [])
         for source in sources:
             handle = self._handle_source(source, call, depth + 1, function)
             if handle is not None:

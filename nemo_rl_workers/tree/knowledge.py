@@ -117,6 +117,11 @@ DRIVER_OWNERS: Final[dict[tuple[str, str], Owner]] = {
 }
 """Per-driver exceptions to OWNERS: (driver class name, attribute) -> owner."""
 
+ACTOR_MAKERS: Final = frozenset({"ray.remote"})
+"""What makes an actor class of a plain class where it is used: `ray.remote(Cls)`,
+`ray.remote(num_cpus=1)(Cls)` (resolved through the module's imports, so `from ray import
+remote` counts too)."""
+
 STREAMING_OPTION: Final = ("num_returns", "streaming")
 """`.options(num_returns="streaming")`: the caller reads the result as a stream."""
 

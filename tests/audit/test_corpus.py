@@ -228,3 +228,22 @@ def test_a_worker_method_renamed_in_a_copy_of_the_corpus_is_one_cause(
         for name in ("MegatronPolicyWorker", "MegatronQuantPolicyWorker")}
     (cause,) = [f for f in mutated.findings if f.method == "get_topk_logits"]
     assert len(cause.workers) == 2
+
+
+def test_a_keyword_sent_through_an_interface_attribute_in_a_copy_of_the_corpus(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """The async trajectory collector holds its generation as an attribute
+    (`self.policy_generation = policy_generation`, the parameter typed
+    GenerationInterface): `wait=` added to its `invalidate_kv_cache()` is refused by every
+    backend (each `def invalidate_kv_cache(self)`), not by Policy and TQPolicy, whose
+    `invalidate_kv_cache(self, *args, **kwargs)` takes anything."""
+    copy = mutated_copy(
+        CORPUS, tmp_path, "nemo_rl/algorithms/async_utils/trajectory_collector.py",
+        "self.policy_generation.invalidate_kv_cache()",
+        "self.policy_generation.invalidate_kv_cache(wait=True)")
+    new = _new(report, audit(copy))
+    assert new == {("unknown-keyword", "AsyncTrajectoryCollector.resume_after_refit",
+                    "invalidate_kv_cache", name)
+                   for name in ("VllmGeneration", "SGLangGeneration", "MegatronGeneration",
+                                "TrtllmGeneration", "DynamoGeneration")}
