@@ -36,7 +36,14 @@ INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
 def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """The command, with every stream made safe and a safety net under it."""
+    """The command, with every stream made safe and a safety net under it. `run` is the
+    user's program: its own streams, exceptions and exit status (commands.run)."""
+    if out is None and err is None:
+        given = list(sys.argv[1:] if argv is None else argv)
+        if given[:1] == ["run"]:
+            from nemo_rl_workers.commands.run import run_command
+
+            return run_command(given[1:])
     # SafeStream is a TextIOBase; the commands only write, print and ask isatty.
     safe_out = cast(TextIO, SafeStream(out if out is not None else sys.stdout))
     safe_err = cast(TextIO, SafeStream(err if err is not None else sys.stderr))
