@@ -92,9 +92,13 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     nemo_rl = sys.modules.get("nemo_rl")
     own = judgement.own_root_of(getattr(nemo_rl, "__file__", None))
     index = judgement.SourceIndex(ImportRoots.of_this_interpreter())
+    if judgement.own_class(fqn, index, own):
+        return  # upstream's own classes are never refused, at any release
     verdict = judgement.judge_source(fqn, index, own)
     if not verdict.refused:
         verdict = judgement.judge_environment(fqn, _get_actor_python_env())
+    if not verdict.refused and own is not None:
+        verdict, where = _driver_verdict(fqn, own, where)
     if not verdict.refused:
         return
     earlier = _placement_groups_before(cluster)
@@ -106,6 +110,23 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
         fqn, verdict.rule,
         f"{PREFIX}: refused RayWorkerGroup{group} at {where}, {before}: {fqn} "
         f"{verdict.what} (rule {verdict.rule}); fix: {verdict.fix}.")
+
+
+def _driver_verdict(fqn: str, own: str, where: str) -> tuple[Any, str]:
+    """The audit's verdicts on what the constructing driver calls; (verdict, where)."""
+    from nemo_rl_workers.guard import driver_calls, judgement
+
+    driver = driver_calls.driver_on_stack(sys._getframe(1), own)
+    if driver is None:
+        return judgement.PASS, where  # a test's or a script's own group: judged above
+    findings = driver_calls.missing_calls(fqn, driver, own)
+    if not findings:
+        return judgement.PASS, where
+    return judgement.Verdict(
+        "driver-calls", driver_calls.sentence_of(findings, driver),
+        f"give {fqn.rpartition('.')[2]} those methods with the signatures the driver calls "
+        f"(subclass the tree's own worker of {driver.name}, or add them); in CI, "
+        f"`nemo-rl-workers audit --nemo-rl TREE --path DIR {fqn}` finds it"), driver.where
 
 
 def _init(wrapped: Wrapped, instance: Any, args: tuple[Any, ...],

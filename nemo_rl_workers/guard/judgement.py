@@ -196,7 +196,7 @@ def judge_source(fqn: str, index: SourceIndex, own_root: str | None) -> Verdict:
             "defined", f"is not defined where its FQN says: {found}",
             f"define class {name} in module {module}, or give the FQN of the module that "
             "defines it (the workers import it from there)")
-    if own_root is not None and found.file.startswith(own_root + os.sep):
+    if is_own(found.file, own_root):
         return PASS  # upstream's own classes are never refused
     if found.node is None:
         value = found.value
@@ -235,6 +235,20 @@ def judge_environment(fqn: str, get_actor_python_env: Callable[[str], object] | 
             f'register it before the group is made: ACTOR_ENVIRONMENT_REGISTRY["{fqn}"] = '
             "PY_EXECUTABLES.SYSTEM (nemo_rl.distributed.ray_actor_environment_registry)")
     return PASS
+
+
+def is_own(file: str, own_root: str | None) -> bool:
+    """Whether a file is part of the user's NeMo-RL package (upstream's own code)."""
+    return own_root is not None and os.path.realpath(file).startswith(own_root + os.sep)
+
+
+def own_class(fqn: str, index: SourceIndex, own_root: str | None) -> bool:
+    """Whether the class's source is in the user's NeMo-RL package."""
+    try:
+        found = index.lookup(fqn)
+    except Unreadable:
+        return False
+    return isinstance(found, _Found) and is_own(found.file, own_root)
 
 
 def own_root_of(package_file: str | None) -> str | None:

@@ -41,6 +41,10 @@ CLASSES = {
     "missing": "guard_workers.EchoWorker",
     "latin1": "guard_latin1_worker.Latin1Worker",
     "injected-bug": "guard_workers.EchoWorker",
+    # The fork's EchoDriver (a driver of the tree) constructs these groups:
+    "driver-missing": "guard_workers.EchoWorker",  # lacks ping
+    "driver-good": "guard_workers.PingWorker",
+    "driver-own": "nemo_rl.models.echo.echo_driver.EchoDefaultWorker",
 }
 
 
@@ -84,6 +88,12 @@ def scenario_run(scenario: str) -> dict[str, object]:
         judgement.judge_source = _injected_guard_bug  # type: ignore[assignment]
     cluster = RayVirtualCluster([2], use_gpus=False, num_gpus_per_node=0, name="guard")
     try:
+        if scenario.startswith("driver-"):
+            driver: Any = importlib.import_module("nemo_rl.models.echo.echo_driver")
+            echo = driver.EchoDriver(cluster, worker_fqn=fqn)
+            out["results"] = [echo.echo(7), echo.ping()]
+            echo.worker_group.shutdown(force=True)
+            return out
         group = RayWorkerGroup(cluster, RayWorkerBuilder(fqn), name_prefix=f"guard-{scenario}",
                                sharding_annotations=NamedSharding(layout=[0, 1], names=["data"]))
         if scenario == "boom":

@@ -28,3 +28,14 @@ class PlainWorker:
 
     def echo(self, value: int) -> int:
         return value
+
+
+@ray.remote(num_cpus=0)
+class PingWorker:
+    """Serves every call the fork's EchoDriver makes (echo, ping)."""
+
+    def echo(self, value: int) -> int:
+        return value
+
+    def ping(self) -> str:
+        return "pong"
