@@ -207,17 +207,26 @@ def main() -> dict[str, object]:
     if starts is not None:
         plain = statistics.median(starts["plain"])
         armed = statistics.median(starts["armed"])
-        judged = statistics.median(starts["judged"])
-        share = judged / armed
+        # The first armed group of the class runs the check in the workers' interpreter
+        # (one Ray task); later groups of the same class find it done.
+        first_judged = starts["judged"][0]
+        judged = statistics.median(starts["judged"][1:])
+        first_share, share = first_judged / armed, judged / armed
+
+        def goal(value: float) -> str:
+            return f"<= {SHARE_GOAL:.0%}: {'yes' if value <= SHARE_GOAL else 'no'}"
+
         rows += [
             ["RayWorkerGroup() of 2 workers, unguarded", f"{plain * 1e3:.0f}", "1.00", ""],
             ["RayWorkerGroup() of 2 workers, armed", f"{armed * 1e3:.0f}",
              f"{ratio(armed, plain):.2f}", ""],
-            ["  of which the guard (measured inside)", f"{judged * 1e3:.2f}",
-             f"{share:.4f}", f"<= {SHARE_GOAL:.0%}: {'yes' if share <= SHARE_GOAL else 'no'}"],
+            ["  the guard, first group of the class", f"{first_judged * 1e3:.1f}",
+             f"{first_share:.4f}", goal(first_share)],
+            ["  the guard, later groups (measured inside)", f"{judged * 1e3:.2f}",
+             f"{share:.4f}", goal(share)],
         ]
         out.update(group_plain_ms=plain * 1e3, group_armed_ms=armed * 1e3,
-                   guard_in_group_ms=judged * 1e3)
+                   guard_first_ms=first_judged * 1e3, guard_in_group_ms=judged * 1e3)
     print(f"Medians ({ROUNDS} rounds; {GROUP_ROUNDS} group starts), alternating where compared")
     print_table(["what", "ms", "ratio", "goal"], rows)
     return out

@@ -10,6 +10,8 @@ changing upstream's source:
   creates any placement group or actor), of its `run_*` methods and of `ray.get` (notes);
 - `judgement`: the class judgement (source found on the driver's path, nothing of it
   imported; the live actor-environment registry);
+- `driver_calls`: what the constructing driver calls on its workers (the audit's model);
+- `worker_check`: one Ray task in the workers' interpreter imports and inspects the class;
 - `notes`: the PEP 678 notes a failed worker call gains;
 - `launcher`: runs the user's entry point as `python` would;
 - `fail_open`: the one line (or, under `--strict`, the refusal) when the guard fails.

@@ -89,6 +89,18 @@ def _class_folder(fqn: str) -> str | None:
     return root
 
 
+def calls_of(driver: DriverFrame, own_root: str) -> list[tuple[str, int, tuple[str, ...] | None]]:
+    """What `driver` always calls on its workers: (method, positional, keywords or None
+    where some come from an unknown mapping), once each."""
+    side = _read(str(Path(own_root).parent), ())
+    out: dict[tuple[str, int, tuple[str, ...] | None], None] = {}
+    for d in side.side.dispatches:
+        if d.owner == driver.name and d.worker is None and not d.condition:
+            keywords = None if d.open_keywords else tuple(sorted(d.keywords))
+            out[(d.method, d.positional, keywords)] = None
+    return list(out)
+
+
 def missing_calls(fqn: str, driver: DriverFrame, own_root: str) -> list[Finding]:
     """The audit's error findings for `fqn` on what `driver` always calls, less those the
     tree's own classes of that driver have too."""

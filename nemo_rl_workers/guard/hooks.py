@@ -97,8 +97,15 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     verdict = judgement.judge_source(fqn, index, own)
     if not verdict.refused:
         verdict = judgement.judge_environment(fqn, _get_actor_python_env())
+    driver = None
     if not verdict.refused and own is not None:
-        verdict, where = _driver_verdict(fqn, own, where)
+        from nemo_rl_workers.guard import driver_calls
+
+        driver = driver_calls.driver_on_stack(sys._getframe(1), own)
+        if driver is not None:
+            verdict, where = _driver_verdict(fqn, driver, own, where)
+    if not verdict.refused:
+        verdict = _worker_verdict(fqn, driver, own)
     if not verdict.refused:
         return
     earlier = _placement_groups_before(cluster)
@@ -112,13 +119,10 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
         f"{verdict.what} (rule {verdict.rule}); fix: {verdict.fix}.")
 
 
-def _driver_verdict(fqn: str, own: str, where: str) -> tuple[Any, str]:
+def _driver_verdict(fqn: str, driver: Any, own: str, where: str) -> tuple[Any, str]:
     """The audit's verdicts on what the constructing driver calls; (verdict, where)."""
     from nemo_rl_workers.guard import driver_calls, judgement
 
-    driver = driver_calls.driver_on_stack(sys._getframe(1), own)
-    if driver is None:
-        return judgement.PASS, where  # a test's or a script's own group: judged above
     findings = driver_calls.missing_calls(fqn, driver, own)
     if not findings:
         return judgement.PASS, where
@@ -127,6 +131,31 @@ def _driver_verdict(fqn: str, own: str, where: str) -> tuple[Any, str]:
         f"give {fqn.rpartition('.')[2]} those methods with the signatures the driver calls "
         f"(subclass the tree's own worker of {driver.name}, or add them); in CI, "
         f"`nemo-rl-workers audit --nemo-rl TREE --path DIR {fqn}` finds it"), driver.where
+
+
+def _worker_verdict(fqn: str, driver: Any, own: str | None) -> Any:
+    """The check in the workers' own interpreter (one Ray task, once per class)."""
+    from nemo_rl_workers.guard import judgement, worker_check
+
+    ray = sys.modules.get("ray")
+    answer_of = _get_actor_python_env()
+    if ray is None or not ray.is_initialized() or answer_of is None:
+        return judgement.PASS
+    python = worker_check.interpreter_of(answer_of(fqn))
+    if python is None:
+        return judgement.PASS  # upstream builds that interpreter later: not checked here
+    calls = []
+    if driver is not None and own is not None:
+        from nemo_rl_workers.guard import driver_calls
+
+        calls = driver_calls.calls_of(driver, own)
+    problems = worker_check.check_in_workers(fqn, python, calls)
+    if not problems:
+        return judgement.PASS
+    return judgement.Verdict(
+        "worker-interpreter", "; ".join(problems),
+        "make the class's module and what it imports importable in that interpreter, or "
+        "register the environment that has them")
 
 
 def _init(wrapped: Wrapped, instance: Any, args: tuple[Any, ...],

@@ -44,8 +44,8 @@ def _latin1_module(folder: Path) -> Path:
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Run:
     extra = _latin1_module(tmp_path_factory.mktemp("latin1"))
     return run_upstream(
-        [CLI, "run", str(SCRIPT), "good", "boom", "missing", *REFUSED, "latin1",
-         "injected-bug"], extra_path=(extra,))
+        [CLI, "run", str(SCRIPT), "good", "boom", "missing", *REFUSED, "import-fails",
+         "latin1", "injected-bug"], extra_path=(extra,))
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +64,10 @@ def test_a_good_class_starts_its_workers(guarded: Run) -> None:
     ("undecorated", "guard_workers.PlainWorker is not an actor class: "),
     ("subclass", "guard_subclass_worker.LouderWorker subclasses the actor class EchoWorker ("),
     ("unregistered", "guard_workers.EchoWorker has no actor environment registered"),
+    # Checked in the workers' own interpreter (one Ray task, no actor): its import fails.
+    ("import-fails", "guard_broken_worker.BrokenWorker cannot be imported in the workers' "
+                     f"interpreter ({sys.executable}): ModuleNotFoundError: No module named "
+                     "'guard_no_such_dependency' (rule worker-interpreter)"),
 ])
 def test_a_bad_class_is_refused_before_anything_exists(guarded: Run, scenario: str,
                                                        words: str) -> None:

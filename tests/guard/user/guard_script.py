@@ -41,6 +41,7 @@ CLASSES = {
     "missing": "guard_workers.EchoWorker",
     "latin1": "guard_latin1_worker.Latin1Worker",
     "injected-bug": "guard_workers.EchoWorker",
+    "import-fails": "guard_broken_worker.BrokenWorker",
     # The fork's EchoDriver (a driver of the tree) constructs these groups:
     "driver-missing": "guard_workers.EchoWorker",  # lacks ping
     "driver-good": "guard_workers.PingWorker",
