@@ -48,11 +48,11 @@ def program(tmp_path: Path) -> Path:
 
 def test_a_script_runs_as_python_runs_it(program: Path) -> None:
     cwd = program.parent.parent
-    plain = _run([sys.executable, "scripts/train.py", "--config", "x.yaml", "3"], cwd)
-    guarded = _run([CLI, "run", "scripts/train.py", "--config", "x.yaml", "3"], cwd)
+    plain = _run([sys.executable, "scripts/train.py", "--lr", "0.1", "3"], cwd)
+    guarded = _run([CLI, "run", "scripts/train.py", "--lr", "0.1", "3"], cwd)
     assert plain.returncode == guarded.returncode == 3
     seen, ours = json.loads(plain.stdout), json.loads(guarded.stdout)
-    assert ours["argv"] == seen["argv"] == ["scripts/train.py", "--config", "x.yaml", "3"]
+    assert ours["argv"] == seen["argv"] == ["scripts/train.py", "--lr", "0.1", "3"]
     assert ours["name"] == seen["name"] == "__main__"
     assert ours["path0"] == seen["path0"] == str(program.parent)
     assert (seen["guard"], seen["armed"]) == (None, False)
