@@ -1,11 +1,12 @@
 """The runtime guard: checks inside the unmodified upstream NeMo-RL people train with.
 
 Armed by `nemo-rl-workers run SCRIPT|-m MODULE` or `NEMO_RL_WORKERS_GUARD=1` (a `.pth`
-start-up line, `nemo_rl_workers_guard.pth`, imports `startup` only then), it installs
-post-import hooks (wrapt) on upstream's `nemo_rl.distributed.worker_groups`, never
-changing upstream's source:
+start-up line, `nemo_rl_workers_guard.pth`, imports `startup` only then), it installs a
+post-import hook on upstream's `nemo_rl.distributed.worker_groups` (then wrapt's function
+wrappers), never changing upstream's source:
 
-- `startup`: what the `.pth` line runs; arms the hooks, or says in one line why not;
+- `startup`: what the `.pth` line runs; arms the post-import hook (a finder), or says in
+  one line why not;
 - `hooks`: the wrappers of `RayWorkerGroup.__init__` (judge the class before the original
   creates any placement group or actor), of its `run_*` methods and of `ray.get` (notes);
 - `judgement`: the class judgement (source found on the driver's path, nothing of it

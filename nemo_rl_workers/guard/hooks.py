@@ -1,7 +1,8 @@
 """The post-import hooks on upstream's `nemo_rl.distributed.worker_groups`.
 
-`on_worker_groups(module)` runs once, when the user's program imports that module, and
-wraps (wrapt function wrappers; upstream's source is never changed):
+`on_worker_groups(module)` runs once, right after the user's program imported that
+module (`startup`'s finder), and wraps (wrapt function wrappers; upstream's source is
+never changed):
 - `RayWorkerGroup.__init__`: the builder's class is judged before the original runs, so a
   refusal comes before upstream creates the group's placement groups (the cluster's, on
   first `get_placement_groups()`) or any actor; after it, the group's actors are recorded
@@ -79,8 +80,10 @@ def _get_actor_python_env() -> Callable[[str], object] | None:
 
 
 def _placement_groups_before(cluster: Any) -> int:
-    """How many placement groups the cluster made before this group (read, not made)."""
-    made = getattr(cluster, "_placement_groups", None)
+    """How many placement groups the cluster made before this group (read, not made):
+    `RayVirtualCluster` keeps them in `_node_placement_groups` (the 2025-09 and 2026-08
+    trees alike), None until its first `get_placement_groups()`."""
+    made = getattr(cluster, "_node_placement_groups", None)
     return len(made) if isinstance(made, list) else 0
 
 
@@ -111,7 +114,7 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     earlier = _placement_groups_before(cluster)
     before = ("before any placement group or actor of it exists" if earlier == 0 else
               f"before any actor of it exists (the cluster's {earlier} placement "
-              "group(s) were made earlier, by the tree)")
+              "group(s) existed already)")
     group = f" {name!r}" if name else ""
     raise judgement.WorkerContractError(
         fqn, verdict.rule,

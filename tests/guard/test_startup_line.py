@@ -44,13 +44,13 @@ def test_unarmed_it_imports_nothing(value: str | None) -> None:
     assert _loaded({} if value is None else {"NEMO_RL_WORKERS_GUARD": value}) == []
 
 
-def test_armed_it_imports_the_hooks_and_never_nemo_rl() -> None:
+def test_armed_it_waits_for_upstream_and_imports_nothing_else() -> None:
+    """Armed, start-up imports the tool's start-up module alone: wrapt and the hooks come
+    with upstream's worker groups (tests/guard/test_upstream_worker_groups.py)."""
     loaded = _loaded({"NEMO_RL_WORKERS_GUARD": "1"})
     assert "nemo_rl_workers.guard.startup" in loaded
-    assert "nemo_rl_workers.guard.hooks" in loaded
-    assert "wrapt" in loaded
-    assert not [m for m in loaded if m.split(".")[0] in ("nemo_rl", "contracts")]
-    assert "nemo_rl_workers.guard.judgement" not in loaded  # loaded at the first group
+    assert not [m for m in loaded if m.split(".")[0] in ("nemo_rl", "contracts", "wrapt")]
+    assert "nemo_rl_workers.guard.hooks" not in loaded
 
 
 @pytest.mark.slow

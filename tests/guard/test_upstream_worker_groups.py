@@ -45,7 +45,7 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Run:
     extra = _latin1_module(tmp_path_factory.mktemp("latin1"))
     return run_upstream(
         [CLI, "run", str(SCRIPT), "good", "boom", "missing", *REFUSED, "import-fails",
-         "latin1", "injected-bug"], extra_path=(extra,))
+         "pg-first", "latin1", "injected-bug"], extra_path=(extra,))
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +57,7 @@ def test_a_good_class_starts_its_workers(guarded: Run) -> None:
     good = guarded.scenarios["good"]
     assert good["results"] == [[0, 7], [1, 7]]
     assert good["ray"] == STARTED
+    assert good["armed"] == [True, True]  # the workers got the launcher's variable
 
 
 @pytest.mark.parametrize(("scenario", "words"), [
@@ -85,6 +86,13 @@ def test_a_bad_class_is_refused_before_anything_exists(guarded: Run, scenario: s
     assert guarded.returncode == 1
 
 
+def test_a_refusal_after_the_clusters_placement_groups_says_so(guarded: Run) -> None:
+    found = guarded.scenarios["pg-first"]
+    assert ("before any actor of it exists (the cluster's 1 placement group(s) existed "
+            "already): guard_workers.PlainWorker is not an actor class") in found["refused"]["text"]
+    assert found["ray"] == ["placement group REMOVED"]  # the script's own, no actor
+
+
 def test_unguarded_upstream_makes_them_first(unguarded: Run) -> None:
     """What the guard saves: without it, upstream reserves a placement group (and starts
     an initializer actor for an undefined class) before failing; its good run is the
@@ -92,6 +100,7 @@ def test_unguarded_upstream_makes_them_first(unguarded: Run) -> None:
     runs = unguarded.scenarios
     assert runs["good"]["results"] == [[0, 7], [1, 7]]
     assert runs["good"]["ray"] == STARTED
+    assert runs["good"]["armed"] == [False, False]
     assert "placement group REMOVED" in runs["undefined"]["ray"]
     assert "RayWorkerBuilder.IsolatedWorkerInitializer DEAD" in runs["undefined"]["ray"]
     assert runs["unregistered"]["ray"] == ["placement group REMOVED"]

@@ -42,6 +42,7 @@ CLASSES = {
     "latin1": "guard_latin1_worker.Latin1Worker",
     "injected-bug": "guard_workers.EchoWorker",
     "import-fails": "guard_broken_worker.BrokenWorker",
+    "pg-first": "guard_workers.PlainWorker",  # the cluster's placement group made before
     # The fork's EchoDriver (a driver of the tree) constructs these groups:
     "driver-missing": "guard_workers.EchoWorker",  # lacks ping
     "driver-good": "guard_workers.PingWorker",
@@ -89,6 +90,8 @@ def scenario_run(scenario: str) -> dict[str, object]:
         judgement.judge_source = _injected_guard_bug  # type: ignore[assignment]
     cluster = RayVirtualCluster([2], use_gpus=False, num_gpus_per_node=0, name="guard")
     try:
+        if scenario == "pg-first":
+            cluster.get_placement_groups()  # as VllmGeneration does before its builder
         if scenario.startswith("driver-"):
             driver: Any = importlib.import_module("nemo_rl.models.echo.echo_driver")
             echo = driver.EchoDriver(cluster, worker_fqn=fqn)
@@ -117,6 +120,8 @@ def scenario_run(scenario: str) -> dict[str, object]:
                                   "notes": getattr(err, "__notes__", [])}
         else:
             out["results"] = ray.get(group.run_all_workers_single_data("echo", value=7))
+            if scenario == "good":
+                out["armed"] = ray.get(group.run_all_workers_single_data("armed"))
         group.shutdown(force=True)
     except Exception as err:
         out["refused"] = {"type": type(err).__name__, "text": str(err),

@@ -3,6 +3,7 @@ upstream's initializer actors by FQN, from this folder on PYTHONPATH; never by t
 process)."""
 
 import os
+import sys
 
 import ray
 
@@ -16,6 +17,11 @@ class EchoWorker:
 
     def echo(self, value: int) -> tuple[int, int]:
         return self.rank, value
+
+    def armed(self) -> bool:
+        """Whether this worker's interpreter armed the guard (the driver's environment)."""
+        return any(type(f).__name__ == "_Trigger" for f in sys.meta_path) \
+            or "nemo_rl_workers.guard.hooks" in sys.modules
 
     def boom(self) -> int:
         if self.rank == 1:
