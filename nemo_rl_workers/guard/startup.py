@@ -13,16 +13,18 @@ program imports upstream). Nothing of NeMo-RL is imported here.
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import os
 import sys
-import types
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nemo_rl_workers.guard import ENV
 from nemo_rl_workers.guard.fail_open import fail_open
+
+if TYPE_CHECKING:  # `importlib.abc` costs more at start-up than all the rest: duck types
+    import importlib.abc
+    import importlib.machinery
+    import types
+    from collections.abc import Callable, Sequence
 
 WORKER_GROUPS = "nemo_rl.distributed.worker_groups"
 _armed = False
@@ -32,16 +34,16 @@ def armed() -> bool:
     return os.environ.get(ENV, "0") not in ("", "0")
 
 
-class _AfterLoad(importlib.abc.Loader):
+class _AfterLoad:
     """The module's own loader, then the hook; everything else is the loader's."""
 
-    def __init__(self, loader: importlib.abc.Loader, hook: Callable[[types.ModuleType], None]
-                 ) -> None:
+    def __init__(self, loader: Any, hook: Callable[[types.ModuleType], None]) -> None:
         self._loader = loader
         self._hook = hook
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return self._loader.create_module(spec)
+        created: types.ModuleType | None = self._loader.create_module(spec)
+        return created
 
     def exec_module(self, module: types.ModuleType) -> None:
         self._loader.exec_module(module)
@@ -51,7 +53,7 @@ class _AfterLoad(importlib.abc.Loader):
         return getattr(self._loader, name)
 
 
-class _Trigger(importlib.abc.MetaPathFinder):
+class _Trigger:
     """Finds nothing itself: for upstream's worker-groups module, the spec the finders
     after it give, with the hook run after the module's own code."""
 
@@ -75,7 +77,7 @@ class _Trigger(importlib.abc.MetaPathFinder):
         if spec is None:
             return None
         if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _AfterLoad(spec.loader, self.hook)
+            spec.loader = cast("importlib.abc.Loader", _AfterLoad(spec.loader, self.hook))
         return spec
 
 
