@@ -50,6 +50,8 @@ pytest: setup
 
 # A real 3-node Ray cluster on this machine (ray.cluster_utils.Cluster), in its own pytest
 # process: it cannot share one with the suite's session cluster. Over 90 s, so not in `test`.
+# Also upstream's own worker-group tests, unguarded and guarded (two 2-CPU Ray clusters of
+# their own, in subprocesses; about 6 minutes).
 test-cluster: setup
 	@mkdir -p /tmp/ray-cluster-tests
 	@RAY_TMPDIR=$${RAY_TMPDIR:-/tmp/ray-cluster-tests} NEMO_RL_CLUSTER_TESTS=1 \
