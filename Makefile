@@ -20,11 +20,14 @@ setup: $(STAMP)
 # `contracts`, `nemo_rl_workers`, `nemo_rl` and `template_project` (setuptools calls the
 # mode transitional).
 EDITABLE := --config-settings editable_mode=compat
-$(STAMP): pyproject.toml runtime/pyproject.toml research/template_project/pyproject.toml Makefile
+# The distribution declares ranges (what a NeMo-RL environment holds must fit); this
+# repository's CI installs the exact versions it is tested with.
+PINS := -c constraints/ci.txt
+$(STAMP): pyproject.toml runtime/pyproject.toml research/template_project/pyproject.toml Makefile constraints/ci.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[runtime,dev]' $(EDITABLE)
+	$(PY) -m pip install -q $(PINS) -e '.[runtime,dev]' $(EDITABLE)
 	$(PY) -m pip install -q --no-deps -e runtime $(EDITABLE)
 	$(PY) -m pip install -q --no-deps -e research/template_project $(EDITABLE)
 	$(PY) -m pip install -q ./stubs && rm -rf stubs/build stubs/*.egg-info
@@ -47,6 +50,8 @@ pytest: setup
 
 # A real 3-node Ray cluster on this machine (ray.cluster_utils.Cluster), in its own pytest
 # process: it cannot share one with the suite's session cluster. Over 90 s, so not in `test`.
+# Also upstream's own worker-group tests, unguarded and guarded (two 2-CPU Ray clusters of
+# their own, in subprocesses; about 6 minutes).
 test-cluster: setup
 	@mkdir -p /tmp/ray-cluster-tests
 	@RAY_TMPDIR=$${RAY_TMPDIR:-/tmp/ray-cluster-tests} NEMO_RL_CLUSTER_TESTS=1 \

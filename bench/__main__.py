@@ -27,6 +27,7 @@ from bench import (
     bench_differential,
     bench_driver_weight,
     bench_faults,
+    bench_guard,
     bench_refusal,
     bench_startup,
     bench_static,
@@ -66,7 +67,9 @@ BENCHES = (
     Bench("11. A cluster that cannot hold the workers, refused", "bench_cluster_fit",
           bench_cluster_fit.main, needs_ray=True),
     Bench("12. Start-up of the command", "bench_startup", bench_startup.main),
-    Bench("13. The tree model: cached, linear, bounded", "bench_tree", bench_tree.main),
+    Bench("13. The runtime guard on upstream's worker groups", "bench_guard",
+          bench_guard.main),
+    Bench("14. The tree model: cached, linear, bounded", "bench_tree", bench_tree.main),
 )
 
 

@@ -37,7 +37,14 @@ INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
 def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """The command, with every stream made safe and a safety net under it."""
+    """The command, with every stream made safe and a safety net under it. `run` is the
+    user's program: its own streams, exceptions and exit status (commands.run)."""
+    if out is None and err is None:
+        given = list(sys.argv[1:] if argv is None else argv)
+        if given[:1] == ["run"]:
+            from nemo_rl_workers.commands.run import run_command
+
+            return run_command(given[1:], preflight=check_recipe)
     # SafeStream is a TextIOBase; the commands only write, print and ask isatty.
     safe_out = cast(TextIO, SafeStream(out if out is not None else sys.stdout))
     safe_err = cast(TextIO, SafeStream(err if err is not None else sys.stderr))
@@ -67,6 +74,30 @@ def main(
         return EXIT_INTERRUPTED
     except BaseException as error:  # noqa: BLE001 - the safety net: a bug, reported as such
         return _internal_error(error, safe_err)
+
+
+def check_recipe(config: str, overrides: Sequence[str]) -> int:
+    """`check`'s verdicts on one recipe and its `key=value` overrides, against the tree
+    the config belongs to (as `check` chooses it), on the process's own streams: what
+    `nemo-rl-workers run` runs before the entry point. Nothing is imported: against a
+    user's tree the classes are judged from source, and the reference's are not verified."""
+    from nemo_rl_workers.checks.config_check import analyze_file
+
+    out = cast(TextIO, SafeStream(sys.stdout))
+    err = cast(TextIO, SafeStream(sys.stderr))
+    # The tree the config belongs to, through the default cache (no flags at launch).
+    launch = argparse.Namespace(nemo_rl=None, reference=False, cache_dir=None, no_cache=False)
+    revisions = _revisions(launch, [config], err)
+    if revisions is None:
+        return EXIT_UNUSABLE
+    revision = revisions[config]
+    report = analyze_file(config, overrides, world_size=None, verify=not revision.is_reference,
+                          preflight=True, world_size_from_config=True, only_read_env=True,
+                          revision=revision)
+    code = _emit([report], False, out, err)
+    out.flush()
+    err.flush()
+    return code
 
 
 def _internal_error(error: BaseException, err: TextIO) -> int:

@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_cache_flags(listing)
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
+    sub.add_parser("run", help="run a NeMo-RL entry point with the runtime guard armed "
+                   "(see run --help)", add_help=False)
 
     explain = sub.add_parser(
         "explain", help="what a rule means: its entries in the guide's catalogue")

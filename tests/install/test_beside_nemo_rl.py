@@ -467,7 +467,32 @@ def world(request: pytest.FixtureRequest, wheel: Path,
 def test_the_wheel_ships_no_nemo_rl(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         tops = {name.split("/", 1)[0] for name in archive.namelist()}
-    assert {t for t in tops if not t.endswith(".dist-info")} == {"contracts", "nemo_rl_workers"}
+    # Besides the two packages, the runtime guard's start-up line (it imports nothing
+    # unless NEMO_RL_WORKERS_GUARD is set; test_the_guard_line_works_from_the_wheel).
+    assert {t for t in tops if not t.endswith(".dist-info")} == {
+        "contracts", "nemo_rl_workers", "nemo_rl_workers_guard.pth"}
+
+
+ARMED = ("import sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+         "('nemo_rl_workers', 'nemo_rl', 'wrapt') and m.count('.') < 3))")
+# Importing the stand-in's worker groups (what upstream's drivers do) runs the hooks.
+HOOKED = ("import nemo_rl.distributed.worker_groups, sys; "
+          "print('nemo_rl_workers.guard.hooks' in sys.modules, 'wrapt' in sys.modules)")
+
+
+def test_the_guard_line_works_from_the_wheel(world: World) -> None:
+    """Installed from the wheel, the `.pth` line imports nothing unarmed; armed, nothing
+    but its start-up module until the program imports upstream's worker groups."""
+    unarmed = _ok(world.run([world.venv.python, "-c", ARMED], "elsewhere"))
+    assert unarmed.stdout.strip() == "[]"
+    env = {**world.venv.env, "NEMO_RL_WORKERS_GUARD": "1"}
+    armed = _ok(_run([world.venv.python, "-c", ARMED], world.standin, env))
+    assert "'nemo_rl_workers.guard.startup'" in armed.stdout
+    assert "'nemo_rl'" not in armed.stdout and "'wrapt'" not in armed.stdout
+    package = world.standin / "nemo_rl" / "distributed"
+    if (package / "worker_groups.py").is_file():
+        hooked = _ok(_run([world.venv.python, "-c", HOOKED], world.standin, env))
+        assert hooked.stdout.split() == ["True", "True"]
 
 
 def test_pip_show_lists_no_nemo_rl_file(world: World) -> None:

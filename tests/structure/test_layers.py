@@ -23,7 +23,9 @@ LAYERS = (
     ("nemo_rl_workers.tree",),
     ("nemo_rl_workers.checks",),
     ("nemo_rl_workers.findings",),
-    ("nemo_rl_workers.commands", "nemo_rl_workers.__main__"),
+    # The runtime guard runs beside the commands: it reads the tree and judges with the
+    # checks, in the user's process.
+    ("nemo_rl_workers.commands", "nemo_rl_workers.guard", "nemo_rl_workers.__main__"),
 )
 
 

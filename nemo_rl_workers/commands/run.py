@@ -1,0 +1,91 @@
+"""`nemo-rl-workers run [OPTIONS] SCRIPT [ARGS...]` / `run [OPTIONS] -m MODULE [ARGS...]`.
+
+Parsed by hand, not by argparse: everything from SCRIPT (or after `-m MODULE`) on is the
+program's, untouched. It runs in this process, before the CLI's stream wrappers, so the
+program sees the real `sys.stdout`/`sys.stderr` and its own exit status.
+
+When the program is given a recipe the way upstream's scripts take one (`--config FILE`
+or `--config=FILE`, then `key=value` overrides), `check`'s verdicts on it run first
+(`preflight`, the CLI's `check_recipe`): problems refuse the run with exit 1 and the same
+lines as `check`; `--warn` only prints them; `--no-preflight` skips it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+USAGE = ("usage: nemo-rl-workers run [--strict] [--warn | --no-preflight] SCRIPT [ARGS...]\n"
+         "       nemo-rl-workers run [--strict] [--warn | --no-preflight] -m MODULE [ARGS...]\n"
+         "Runs a NeMo-RL entry point as python would, with the runtime guard armed\n"
+         "(NEMO_RL_WORKERS_GUARD=1): each RayWorkerGroup's class is judged before any\n"
+         "placement group or actor of it exists, and a failed worker call gains a note.\n"
+         "  --strict  a failure of the guard itself refuses the run (default: one line, and\n"
+         "            NeMo-RL runs unguarded)\n"
+         "  --warn    a recipe given as --config FILE [key=value ...] that check finds\n"
+         "            problems in only warns (default: exit 1 before the program starts)\n"
+         "  --no-preflight  do not check the recipe")
+
+
+def recipe_of(args: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(config, overrides) of a program's arguments, as upstream's scripts parse them:
+    `--config FILE` or `--config=FILE`, and `key=value` arguments."""
+    config: str | None = None
+    overrides: list[str] = []
+    items = list(args)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        if item == "--config" and index + 1 < len(items):
+            config = items[index + 1]
+            index += 2
+            continue
+        if item.startswith("--config="):
+            config = item.partition("=")[2]
+        elif not item.startswith("-") and "=" in item:
+            overrides.append(item)
+        index += 1
+    return (config, overrides) if config else None
+
+
+def run_command(argv: Sequence[str],
+                preflight: Callable[[str, Sequence[str]], int] | None = None) -> int:
+    """Parse, check the recipe (`preflight`), then run the program; its `SystemExit`
+    passes through."""
+    args = list(argv)
+    strict = warn = skip = False
+    while args and args[0].startswith("-") and args[0] != "-m":
+        option = args.pop(0)
+        if option in ("-h", "--help"):
+            print(USAGE)
+            return 0
+        if option == "--strict":
+            strict = True
+        elif option == "--warn":
+            warn = True
+        elif option == "--no-preflight":
+            skip = True
+        elif option == "--":
+            break
+        else:
+            print(f"nemo-rl-workers run: unknown option {option}\n{USAGE}", file=sys.stderr)
+            return 2
+    module = bool(args) and args[0] == "-m"
+    if module:
+        args.pop(0)
+    if not args:
+        what = "MODULE after -m" if module else "SCRIPT or -m MODULE"
+        print(f"nemo-rl-workers run: give a {what}\n{USAGE}", file=sys.stderr)
+        return 2
+    recipe = recipe_of(args[1:])
+    if recipe is not None and preflight is not None and not skip:
+        code = preflight(*recipe)
+        if code != 0 and not warn:
+            print(f"nemo-rl-workers run: {recipe[0]}: the recipe has problems (above); the "
+                  "program was not started (--warn: start it anyway; --no-preflight: skip "
+                  "the check)", file=sys.stderr)
+            return code
+    from nemo_rl_workers.guard.launcher import launch
+
+    launch(args[0], args[1:], module=module, strict=strict)
+    return 0

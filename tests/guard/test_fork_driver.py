@@ -1,0 +1,63 @@
+"""A group constructed by a driver of the tree: the class is judged against what that
+driver calls on its workers (the audit's verdicts), before anything exists.
+
+The tree is a user's fork: a copy of the 2026-08 corpus's `nemo_rl` with one driver of its
+own (`fork_echo_driver.py.txt` as `nemo_rl/models/echo/echo_driver.py`), which starts a
+worker group and calls `echo` and `ping` on its workers by name. Upstream's own `Policy`
+cannot be imported here (its DTensor v1 path needs pillow, pynvml, uvicorn, fastapi,
+mlflow, swanlab, wandb, tensorboard, pyzmq, tensordict, datasets, accelerate, hydra-core
+and transformers below 5.9, none of which this environment holds); a fork's driver is
+read by the same audit model.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.guard.upstream import CLI, SCRIPT, TREE, Run, run_upstream
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not TREE.is_dir(), reason="the shared corpus is absent"),
+]
+
+DRIVER = Path(__file__).resolve().parent / "fork_echo_driver.py.txt"
+
+
+@pytest.fixture(scope="module")
+def fork_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
+    fork = tmp_path_factory.mktemp("fork")
+    shutil.copytree(TREE / "nemo_rl", fork / "nemo_rl",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (fork / "nemo_rl" / "models" / "echo").mkdir()
+    (fork / "nemo_rl" / "models" / "echo" / "__init__.py").write_text("")
+    shutil.copy(DRIVER, fork / "nemo_rl" / "models" / "echo" / "echo_driver.py")
+    run = run_upstream([CLI, "run", str(SCRIPT), "driver-missing", "driver-good", "driver-own"],
+                       tree=fork)
+    return fork, run
+
+
+def test_a_class_lacking_a_method_the_driver_calls_is_refused(
+        fork_run: tuple[Path, Run]) -> None:
+    fork, run = fork_run
+    found = run.scenarios["driver-missing"]
+    driver = fork / "nemo_rl" / "models" / "echo" / "echo_driver.py"
+    assert found["refused"]["text"] == (
+        f"nemo-rl-workers guard: refused RayWorkerGroup 'echo' at {driver}:20, before any "
+        "placement group or actor of it exists: guard_workers.EchoWorker cannot serve what "
+        f"the driver EchoDriver calls on its workers (1 method(s): ping ({driver}:28); audit "
+        "rule(s) missing-method) (rule driver-calls); fix: give EchoWorker those methods "
+        "with the signatures the driver calls (subclass the tree's own worker of "
+        "EchoDriver, or add them); in CI, `nemo-rl-workers audit --nemo-rl TREE --path DIR "
+        "guard_workers.EchoWorker` finds it.")
+    assert found["ray"] == []
+
+
+def test_a_class_serving_every_call_and_the_trees_own_start(fork_run: tuple[Path, Run]) -> None:
+    _, run = fork_run
+    for scenario in ("driver-good", "driver-own"):
+        assert run.scenarios[scenario]["results"] == [[7, 7], ["pong", "pong"]]
+    assert run.guard_lines() == []

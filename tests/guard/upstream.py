@@ -1,0 +1,67 @@
+"""Running upstream NeMo-RL (the shared corpus) as the user's `nemo_rl`, in a subprocess.
+
+The corpus tree goes first on the subprocess's PYTHONPATH, never on this process's path
+(where it would shadow the reference runtime). The subprocess is this project's
+interpreter (ray, tqdm, numpy, rich and torch are in it), starts its own local Ray cluster
+(`ray.init(num_cpus=2)`) in its own RAY_TMPDIR and shuts it down at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import REPO_ROOT
+
+CORPUS = Path(REPO_ROOT).parent / "shared" / "corpus"
+TREE = CORPUS / "nemo-rl"  # the 2026-08 commit
+OLD_TREE = CORPUS / "nemo-rl-2025-09"
+USER = Path(__file__).resolve().parent / "user"  # the user's own workers and script
+SCRIPT = USER / "guard_script.py"
+CLI = str(Path(sys.executable).parent / "nemo-rl-workers")
+GUARD_ENV = ("NEMO_RL_WORKERS_GUARD", "NEMO_RL_WORKERS_GUARD_STRICT")
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def scenarios(self) -> dict[str, dict[str, Any]]:
+        """Scenario -> what the script printed for it (one JSON object a line)."""
+        out: dict[str, dict[str, Any]] = {}
+        for line in self.stdout.splitlines():
+            if line.startswith("{"):
+                found = json.loads(line)
+                out[found["scenario"]] = found
+        return out
+
+    def guard_lines(self) -> list[str]:
+        return [line for line in self.stderr.splitlines()
+                if line.startswith("nemo-rl-workers guard:")]
+
+
+def run_upstream(command: list[str], *, tree: Path = TREE, env: dict[str, str] | None = None,
+                 extra_path: tuple[Path, ...] = (), timeout: float = 300) -> Run:
+    """Run `command` (argv after the interpreter or the CLI) with `tree` as `nemo_rl`."""
+    base = {k: v for k, v in os.environ.items() if k not in GUARD_ENV}
+    with tempfile.TemporaryDirectory(prefix="rg", dir="/tmp") as ray_tmp:
+        full_env = {
+            **base,
+            "PYTHONPATH": os.pathsep.join([str(tree), str(USER), *map(str, extra_path)]),
+            "RAY_TMPDIR": ray_tmp,
+            "RAY_USAGE_STATS_ENABLED": "0",
+            "PYTHONUNBUFFERED": "1",
+            **(env or {}),
+        }
+        done = subprocess.run(command, capture_output=True, text=True, env=full_env,
+                              timeout=timeout, cwd=ray_tmp, check=False)
+    return Run(done.returncode, done.stdout, done.stderr)
