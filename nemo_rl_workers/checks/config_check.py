@@ -152,8 +152,9 @@ def analyze_for_tree(
     from nemo_rl_workers.model.config_rules import config_rules, merge_problems
 
     known = revision.schema in (NEW_SCHEMA, OLD_SCHEMA)
+    # The reference's preflight rules are the reference's: this tree's are its own.
     rules = config_rules(schema_view(config, revision), world_size=world_size,
-                         preflight=preflight, outdated=known)
+                         preflight=False, outdated=known)
     report.problems.extend(own_schema(p, revision) for p in rules.problems)
     report.warnings.extend(rules.warnings)
     report.skipped.extend(rules.skipped)
@@ -166,6 +167,12 @@ def analyze_for_tree(
             f"{' with _v2' if revision.has_v2 else ''}, so its configs' keys are current")
     verdict = judge_sections(config, revision)
     merge_problems(report.problems, verdict.problems)  # one problem per path: the rules' first
+    if preflight:
+        from nemo_rl_workers.checks.tree_rules import tree_rule_report
+
+        own = tree_rule_report(config, revision, list(verdict.drivers.items()))
+        merge_problems(report.problems, own.problems)
+        report.skipped.extend(own.undecided)
     report.workers.extend(verdict.resolutions)
     report.warnings.extend(verdict.warnings)
     report.skipped.extend(verdict.notes)

@@ -80,6 +80,8 @@ class Revision:
     calls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # driver -> methods
     # Every driver class -> its role, those that start no worker class of their own too.
     drivers: Mapping[str, str] = field(default_factory=dict)
+    # Every driver class's name -> its FQN, for the rules read from its constructor.
+    driver_fqns: Mapping[str, str] = field(default_factory=dict)
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
 
@@ -248,6 +250,7 @@ def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
         defaults=_defaults(tree, driver_modules, switches), vllm_pin=vllm_pin(root),
         calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
+        driver_fqns={d.name: d.fqn for d in side.drivers.values()},
         undecided=tuple(undecided))
 
 

@@ -42,6 +42,8 @@ class TreeVerdict:
     notes: list[str] = field(default_factory=list)
     # (section path, the section's switch values) per resolved section, for the audit scope
     switches: dict[str, dict[str, bool]] = field(default_factory=dict)
+    # The driver that starts each section's workers, by section path.
+    drivers: dict[str, str] = field(default_factory=dict)
 
 
 def tree_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], str]]:
@@ -124,6 +126,7 @@ def _judge(path: str, section: Mapping[str, Any], kind: str, revision: Revision,
         if why_not is not None:
             verdict.problems.append(_undecided(path, why_not))
         return
+    verdict.drivers[path] = driver
     values: dict[str, bool] = {}
     unset: list[str] = []
     rows = revision.rows_of(driver)

@@ -182,7 +182,14 @@ def test_switches_that_select_nothing_name_what_the_tree_selects(tmp_path: Path)
         ("policy.generation", "tree.no-worker",
          "policy.generation: TrtllmGeneration starts no worker under async_engine=false; this "
          "tree selects nemo_rl.models.generation.trtllm_workers.TrtllmAsyncGenerationWorker "
-         "when async_engine=true.")]
+         "when async_engine=true."),
+        # The tree's own assertion refuses it too, before any worker starts (issue 34).
+        ("policy.generation.trtllm_cfg.async_engine", "tree.refuses",
+         "policy.generation.trtllm_cfg.async_engine: this NeMo-RL refuses the config before "
+         "any worker starts: assert cfg['trtllm_cfg'].get('async_engine', False) fails "
+         "(policy.generation.trtllm_cfg.async_engine=False) at "
+         "nemo_rl/models/generation/trtllm_generation.py:7 (TrtllmGeneration.__init__): "
+         '"(no message)"')]
 
 
 TRTLLM = '''
