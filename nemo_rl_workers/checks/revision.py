@@ -34,6 +34,7 @@ from nemo_rl_workers.checks.audit.knowledge import (
 )
 from nemo_rl_workers.reading.checkout import Checkout, vllm_pin
 from nemo_rl_workers.reading.git_head import head_commit
+from nemo_rl_workers.reading.tree_version import tree_version
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.conditions import Condition
@@ -84,6 +85,7 @@ class Revision:
     driver_fqns: Mapping[str, str] = field(default_factory=dict)
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
+    version: str | None = None  # what its nemo_rl/package_info.py says (read as data)
 
     def label(self) -> str:
         """What the first line of a report names: the tree, its commit, its schema."""
@@ -91,8 +93,9 @@ class Revision:
                   else f"{self.schema} schema")
         if self.is_reference:
             return f"{REFERENCE_NAME} ({schema})"
+        version = f", version {self.version}" if self.version else ""
         commit = f" at {self.commit[:12]}" if self.commit else ""
-        return f"{self.name}{commit} ({schema}; {self.how})"
+        return f"{self.name}{version}{commit} ({schema}; {self.how})"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +104,7 @@ class Revision:
             "path": None if self.is_reference else self.root,
             "how": self.how,
             "commit": self.commit,
+            "version": self.version,
             "schema": self.schema,
             "v2": self.has_v2,
             "extension_field": self.extension_field,
@@ -191,7 +195,8 @@ def _tree_revision(root: Path, how: str, name: str) -> Revision:
         # A tree the source model cannot take whole: everything it would decide is
         # undecided, with the reason, and the rest of each config is still checked.
         return Revision(
-            name=name, root=str(root), how=how, commit=head_commit(root), schema="undecided",
+            name=name, root=str(root), how=how, commit=head_commit(root),
+            version=tree_version(root), schema="undecided",
             has_v2=False, extension_field="not read", rows=(), environments={}, defaults={},
             vllm_pin=vllm_pin(root), undecided=(
                 f"the tree's source could not be modelled: {type(err).__name__}: {err}",))
@@ -244,7 +249,8 @@ def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
         calls.setdefault(dispatch.owner, []).append(dispatch.method)
     driver_modules = {d.fqn.rpartition(".")[0] for d in side.drivers.values()}
     return Revision(
-        name=name or str(root), root=str(root), how=how, commit=head_commit(root), schema=schema,
+        name=name or str(root), root=str(root), how=how, commit=head_commit(root),
+        version=tree_version(root), schema=schema,
         has_v2=has_v2, extension_field=_extension_field(tree, driver_modules),
         rows=tuple(rows), environments={k: _env_name(v) for k, v in side.environments.items()},
         defaults=_defaults(tree, driver_modules, switches), vllm_pin=vllm_pin(root),

@@ -406,9 +406,10 @@ def parallelism_tp_accuracy(view: SectionView) -> Iterator[Finding]:
     path = view.key("logprob_batch_size")
     train_path = view.key("train_micro_batch_size")
     yield _problem(path, f"{show(train)} (equal to {train_path})", show(logprob),
-                   f"{view.key(tp_key)} is {tp}, and tensor parallelism of {TP_ACCURACY_MIN_TP} or "
-                   f"more gives batch-size-dependent logprobs, so {train_path} ({show(train)}) and "
-                   f"{path} ({show(logprob)}) must be equal; set them equal, set "
+                   # The sentence leads with the key the problem is located at.
+                   f"{path} ({show(logprob)}) must equal {train_path} ({show(train)}) because "
+                   f"{view.key(tp_key)} is {tp}, and tensor parallelism of {TP_ACCURACY_MIN_TP} "
+                   f"or more gives batch-size-dependent logprobs; set them equal, set "
                    f"{view.key(tp_key)} to 1 or 2, set loss_fn.force_on_policy_ratio: true (needs "
                    f"train_global_batch_size = num_prompts_per_step x num_generations_per_prompt), "
                    f"or set {TP_ACCURACY_ESCAPE_ENV}=1 to bypass the check (not recommended).")

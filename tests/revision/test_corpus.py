@@ -122,8 +122,10 @@ def test_list_shows_every_role_and_backend(tree: Path) -> None:
         assert {"SGLangGeneration", "TrtllmGeneration", "Value", "TeacherWorkerGroup"} <= drivers
     out = io.StringIO()
     assert main(["list", "--nemo-rl", str(tree)], out, err) == 0
+    # The release its nemo_rl/package_info.py says (read as data; the corpora have no .git).
+    version = {CORPORA["2026-08"]: "0.6.0", CORPORA["2025-09"]: "0.4.0rc0"}[tree]
     assert out.getvalue().splitlines()[0] == (
-        f"NeMo-RL: {tree} (dtensor_cfg schema with _v2; --nemo-rl)")
+        f"NeMo-RL: {tree}, version {version} (dtensor_cfg schema with _v2; --nemo-rl)")
 
 
 # What each tree's own code refuses before allocation, checked by hand against its source

@@ -87,7 +87,8 @@ def test_check_on_the_older_tree_judges_its_own_schema(tmp_path: Path) -> None:
         "policy.generation": "nemo_rl.models.generation.workers.VllmAsyncGenerationWorker"}
     assert report["nemo_rl"] == {
         "revision": "tree", "name": str(root.resolve()), "path": str(root.resolve()),
-        "how": "the config's checkout", "commit": None, "schema": "dtensor_cfg", "v2": True,
+        "how": "the config's checkout", "commit": None, "version": None, "schema": "dtensor_cfg",
+        "v2": True,
         "extension_field": "constructor", "vllm_pin": "0.20.1", "undecided": []}
     code, out, _ = run("check", "--no-verify", path)
     assert out.splitlines()[0] == (
