@@ -112,7 +112,7 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
     report = TreeRuleReport()
     if revision.root is None:
         return report
-    tree = _tree(revision.root)
+    tree = source_tree(revision.root)
     env = Environ(os.environ if environ is None else environ)
     root = Path(revision.root)
     setups, why = _setups(tree, config)
@@ -122,13 +122,21 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
         scope = _scope(function, module, env, {function.params[0].name: Known(
             copy.deepcopy(dict(config)), "")})
         _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), "")
+    annotations: dict[str, str | None] = {}
     for path, driver in sections:
         found = _constructor(tree, revision, driver)
         if found is None:
             continue
         function, module = found
-        section = _section(config, path)
         param = _config_param(function)
+        annotations[path] = _annotation(function, param)
+        parent = path.rpartition(".")[0]
+        # A driver of a nested section that takes its parent's config (MegatronGeneration
+        # takes the PolicyConfig, as Policy does) reads the parent section.
+        if parent in annotations and annotations[path] is not None and \
+                annotations[path] == annotations[parent]:
+            path = parent
+        section = _section(config, path)
         if section is None or param is None:
             report.undecided.append(f"tree rules of {driver}.__init__: undecided: it takes no "
                                     "config parameter this check can bind" if param is None
@@ -151,7 +159,7 @@ def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
 
 
 @functools.cache
-def _tree(root: str) -> SourceTree:
+def source_tree(root: str) -> SourceTree:
     from nemo_rl_workers.reading.source import read_tree
 
     # Nothing modelled until asked for: a check reads a few modules (its drivers', its
@@ -171,6 +179,11 @@ def _section(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
 
     found = section_at(dict(config), path)
     return found if isinstance(found, Mapping) else None
+
+
+def _annotation(function: Function, param: str | None) -> str | None:
+    found = next((p.annotation for p in function.params if p.name == param), None)
+    return found.strip("'\" ") if found else None
 
 
 def _config_param(function: Function) -> str | None:
@@ -306,7 +319,10 @@ class _Walk:
             self._body(stmt.body, guards, unsure)
             return
         if isinstance(stmt, ast.Try):
-            self._body(stmt.body, guards, unsure)
+            # What its handlers catch does not refuse the config: undecided inside.
+            caught = unsure or ("it runs inside a try whose handlers may catch it"
+                                if stmt.handlers else None)
+            self._body(stmt.body, guards, caught)
             self._body(stmt.orelse, guards, unsure)
             self._body(stmt.finalbody, guards, unsure)
             return
