@@ -208,3 +208,26 @@ def test_the_2026_tree_s_tensor_parallel_rule_and_its_escape(
         "(Policy.__init__): \"There is a known batch-variant accuracy issue with TP>=4")
     monkeypatch.setenv("NRL_IGNORE_TP_ACCURACY_CHECK", "1")
     assert main(["check", "--nemo-rl", ".", "--no-verify", config], io.StringIO(), err) == 0
+
+
+def test_the_rule_s_own_hint_meets_the_tree_s_batch_assertion(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """force_on_policy_ratio (the TP rule's third fix) makes GRPO's setup set the escape
+    variable (grpo.py:707), so Policy's TP assertion passes; but setup asserts first that
+    train_global_batch_size is num_prompts_per_step x num_generations_per_prompt
+    (grpo.py:701), which this recipe (64 x 32 != 512) fails."""
+    root = CORPORA["2026-08"]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
+    monkeypatch.chdir(root)
+    out, err = io.StringIO(), io.StringIO()
+    config = "examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml"
+    code = main(["check", "--nemo-rl", ".", "--no-verify", "--json", config,
+                 "loss_fn.force_on_policy_ratio=true"], out, err)
+    report = json.loads(out.getvalue())
+    assert code == 1
+    assert [(p["path"], "nemo_rl/algorithms/grpo.py:701 (grpo.setup)" in p["message"])
+            for p in report["problems"]] == [("grpo.num_prompts_per_step", True)]
+    assert "grpo.num_prompts_per_step=64, grpo.num_generations_per_prompt=32, " \
+           "policy.train_global_batch_size=512" in report["problems"][0]["message"]

@@ -190,3 +190,24 @@ def test_the_reference_s_built_in_rules_are_not_the_tree_s(tmp_path: Path) -> No
     code, report = _check(reference, "--reference")
     assert code == 1
     assert "preflight.parallelism.tp_accuracy" in {p["rule"] for p in report["problems"]}
+
+
+def test_what_a_handler_may_catch_is_undecided(tmp_path: Path) -> None:
+    caught = POLICY_WITH_RULES.replace(
+        '''        if config.get("max_total_sequence_length", 0) > LIMIT:
+            raise ValueError("sequences longer than LIMIT are not supported by this fork")''',
+        '''        try:
+            if config.get("max_total_sequence_length", 0) > LIMIT:
+                raise ValueError("sequences longer than LIMIT are not supported by this fork")
+        except ValueError:
+            pass''')
+    assert caught != POLICY_WITH_RULES
+    root = write(_tree(tmp_path), {"nemo_rl/models/policy/lm_policy.py": caught})
+    path = config(root, "long.yaml", RULES_CONFIG.replace(
+        "max_total_sequence_length: 32", "max_total_sequence_length: 128").replace(
+        "train_micro_batch_size: 6", "train_micro_batch_size: 16"))
+    code, report = _check(path)
+    assert (code, report["problems"]) == (0, [])
+    assert any(line.startswith("tree rule nemo_rl/models/policy/lm_policy.py:22 ")
+               and line.endswith("undecided: it runs inside a try whose handlers may catch it")
+               for line in report["skipped"])
