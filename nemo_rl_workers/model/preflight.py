@@ -274,7 +274,8 @@ def fp32_lm_head_fused_logprobs(view: SectionView) -> Iterator[Finding]:
         fused = view.key("megatron_cfg.use_fused_linear_logprobs")
         head = view.key("megatron_cfg.fp32_lm_head")
         yield _problem(fused, f"false while {head} is true", "true",
-                       f"{head}: true has no effect with {fused}: true, because the fused "
+                       # Led by the key the problem is located at.
+                       f"{fused}: true makes {head}: true have no effect, because the fused "
                        f"linear-logprobs kernel bypasses the output layer; set one of them "
                        f"to false.")
 
@@ -438,7 +439,8 @@ def draft_sequence_packing(view: SectionView) -> Iterator[Finding]:
     path = view.key("sequence_packing.enabled")
     draft = view.key("draft.enabled")
     yield _problem(path, f"false while {draft} is true", "true",
-                   f"{draft}: true does not support sequence packing yet; set {path}: false or "
+                   f"{path}: true is not supported with {draft}: true yet (speculative "
+                   f"decoding drafts do not support sequence packing); set {path}: false or "
                    f"{draft}: false.")
 
 

@@ -104,3 +104,21 @@ def test_a_problem_leads_with_the_key_of_its_line(tmp_path: Path) -> None:
         f"  problem: {path}:4: policy.logprob_batch_size (8) must equal "
         "policy.train_micro_batch_size (4) because policy.automodel_cfg.tensor_parallel_size "
         "is 4")
+
+
+@pytest.mark.parametrize(("block", "line", "key"), [
+    ("  megatron_cfg: {enabled: true, fp32_lm_head: true,\n"
+     "                 use_fused_linear_logprobs: true}\n", 4,
+     "policy.megatron_cfg.use_fused_linear_logprobs"),
+    ("  megatron_cfg: {enabled: true}\n  draft: {enabled: true}\n"
+     "  sequence_packing: {enabled: true}\n", 5, "policy.sequence_packing.enabled"),
+])
+def test_a_reference_problem_leads_with_the_key_of_its_line(
+        tmp_path: Path, block: str, line: int, key: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("policy:\n  model_name: tiny\n" + block +
+                    "  automodel_cfg: {enabled: false}\n", encoding="utf-8")
+    code, out, _ = run("check", "--no-verify", "--reference", str(path))
+    assert code == 1
+    problems = [x for x in out.splitlines() if "problem:" in x]
+    assert problems[0].startswith(f"  problem: {path}:{line}: {key}: true "), problems
