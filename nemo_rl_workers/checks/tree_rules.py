@@ -41,6 +41,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     Unknown,
     Value,
     environment_read,
+    show_value,
     truth,
 )
 from nemo_rl_workers.checks.audit.knowledge import WORKER_GROUP_ATTRIBUTE
@@ -149,7 +150,12 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
 
 
 def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
-    walk.run()
+    try:
+        walk.run()
+    except (RecursionError, MemoryError):  # hostile source: what it holds is not judged
+        report.undecided.append(f"tree rules of {walk.name}: undecided: its code is nested "
+                                "too deeply to follow")
+        return
     for rule in walk.rules:
         report.rules.append(rule)
         if rule.verdict == "refuses":
@@ -494,8 +500,9 @@ def _render(node: ast.expr, evaluator: Evaluator) -> str:
                 parts.append(str(part.value))
             elif isinstance(part, ast.FormattedValue):
                 value = evaluator.value(part.value)
-                parts.append(str(value.value) if isinstance(value, Known) and isinstance(
-                    value.value, (str, int, float, bool)) else "{" + _text(part.value) + "}")
+                parts.append(show_value(value.value).strip("'") if isinstance(value, Known)
+                             and isinstance(value.value, (str, int, float, bool))
+                             else "{" + _text(part.value) + "}")
         return "".join(parts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _render(node.left, evaluator) + _render(node.right, evaluator)

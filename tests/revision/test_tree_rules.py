@@ -211,3 +211,23 @@ def test_what_a_handler_may_catch_is_undecided(tmp_path: Path) -> None:
     assert any(line.startswith("tree rule nemo_rl/models/policy/lm_policy.py:22 ")
                and line.endswith("undecided: it runs inside a try whose handlers may catch it")
                for line in report["skipped"])
+
+
+def test_hostile_trees_and_configs_end_in_a_verdict(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message of thousands of concatenated parts, a config number of thousands of
+    digits: one verdict each, never an internal error."""
+    monkeypatch.delenv("FORK_IGNORE_SHARDS", raising=False)
+    deep = " + ".join(['"x"'] * 3000)
+    hostile = POLICY_WITH_RULES.replace(
+        '''f"train_micro_batch_size must divide by {shards} shards"''', deep)
+    root = write(_tree(tmp_path), {"nemo_rl/models/policy/lm_policy.py": hostile})
+    code, report = _check(config(root, "deep.yaml", RULES_CONFIG))
+    # (The source model gives up on that module: its Policy is undecided, with the reason.)
+    assert code in (0, 1) and all(p["rule"].startswith("tree.") for p in report["problems"])
+    huge = RULES_CONFIG.replace("train_micro_batch_size: 6",
+                                "train_micro_batch_size: " + "7" * 5000)
+    root = _tree(tmp_path / "huge")
+    code, report = _check(config(root, "huge.yaml", huge))
+    assert code in (0, 1, 2)
+    assert not any("train_micro_batch_size" in p["path"] for p in report["problems"])

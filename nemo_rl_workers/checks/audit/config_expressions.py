@@ -115,6 +115,14 @@ def _unknown(reason: str, *parts: Value) -> Unknown:
     return Unknown(reason, reads, env)
 
 
+def show_value(value: object) -> str:
+    """A config value, short; never raises (an int of thousands of digits has no str())."""
+    try:
+        return _short(value)
+    except ValueError:
+        return "a number too long to show"
+
+
 def truth(value: Value) -> bool | None:
     """The value's truthiness; None when unknown (or when asking raises)."""
     if isinstance(value, Unknown):
@@ -235,7 +243,7 @@ class Evaluator:
         path = f"{base.path}.{key}" if base.path else str(key)
         if key in base.value:
             found = base.value[key]
-            read: Read = (path, "{...}" if isinstance(found, Mapping) else _short(found))
+            read: Read = (path, "{...}" if isinstance(found, Mapping) else show_value(found))
             return Known(found, path, (*base.reads, read), base.env)
         if subscript or default is None:
             if attribute:  # a config model's field: its default is the model's
