@@ -500,9 +500,12 @@ def _render(node: ast.expr, evaluator: Evaluator) -> str:
                 parts.append(str(part.value))
             elif isinstance(part, ast.FormattedValue):
                 value = evaluator.value(part.value)
-                parts.append(show_value(value.value).strip("'") if isinstance(value, Known)
-                             and isinstance(value.value, (str, int, float, bool))
-                             else "{" + _text(part.value) + "}")
+                if isinstance(value, Known) and isinstance(value.value, str):
+                    parts.append(value.value)  # the message is shortened as a whole
+                elif isinstance(value, Known) and isinstance(value.value, (int, float, bool)):
+                    parts.append(show_value(value.value))
+                else:
+                    parts.append("{" + _text(part.value) + "}")
         return "".join(parts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _render(node.left, evaluator) + _render(node.right, evaluator)
