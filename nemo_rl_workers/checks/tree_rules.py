@@ -119,9 +119,12 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
     setups, why = _setups(tree, config)
     if why:
         report.undecided.append(why)
+    fields = functools.partial(_field, tree)
     for function, module in setups:
+        model = _model(tree, module, function.params[0].annotation)
         scope = _scope(function, module, env, {function.params[0].name: Known(
-            copy.deepcopy(dict(config)), "")})
+            copy.deepcopy(dict(config)), "", model=model)})
+        scope.fields = fields
         _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), "")
     annotations: dict[str, str | None] = {}
     for path, driver in sections:
@@ -185,6 +188,39 @@ def _section(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
 
     found = section_at(dict(config), path)
     return found if isinstance(found, Mapping) else None
+
+
+def _model(tree: SourceTree, module: Module | None, annotation: str | None) -> object:
+    """The tree's class an annotation names (`MasterConfig`), or None."""
+    from nemo_rl_workers.checks.audit.entry_configs import class_named
+
+    return class_named(tree, module, annotation)
+
+
+def _field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, object]:
+    """A config model's field `key`, as its class body declares it: `key: T = <literal>`
+    or `key: T = Field(default=<literal>)` gives its default; `T` naming a class of the
+    tree gives the field's own model. Bases are not followed (no default: undecided)."""
+    from nemo_rl_workers.reading.source import ClassInfo
+
+    if not isinstance(model, ClassInfo):
+        return None, None
+    for stmt in model.node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                and stmt.target.id == key):
+            continue
+        child = _model(tree, tree.module(model.module), ast.unparse(stmt.annotation))
+        value = stmt.value
+        if isinstance(value, ast.Call) and _called_name(value) == "Field":
+            value = next((k.value for k in value.keywords if k.arg == "default"),
+                         value.args[0] if value.args else None)
+        if value is None:
+            return None, child
+        try:
+            return Known(ast.literal_eval(value)), child
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None, child
+    return None, None
 
 
 def _annotation(function: Function, param: str | None) -> str | None:

@@ -231,3 +231,49 @@ def test_hostile_trees_and_configs_end_in_a_verdict(tmp_path: Path,
     code, report = _check(config(root, "huge.yaml", huge))
     assert code in (0, 1, 2)
     assert not any("train_micro_batch_size" in p["path"] for p in report["problems"])
+
+
+# A setup whose config is a pydantic-style model: a field the config leaves out is the
+# model's literal default, as the validated model would have it.
+MODEL_ALGORITHM = '''
+from pydantic import BaseModel, Field
+from nemo_rl.models.policy.lm_policy import Policy
+
+
+class PolicyConfig(BaseModel):
+    train_global_batch_size: int
+
+
+class LossConfig(BaseModel):
+    strict_batches: bool = True
+    loose: bool = Field(default=False)
+
+
+class MasterConfig(BaseModel):
+    policy: PolicyConfig
+    loss_fn: LossConfig
+
+
+def setup(master_config: MasterConfig):
+    if master_config.loss_fn.strict_batches and not master_config.loss_fn.loose:
+        assert master_config.policy.train_global_batch_size % 8 == 0, "batches of 8"
+    return Policy(None, master_config.policy)
+'''
+
+
+def test_a_config_model_s_default_decides(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORK_IGNORE_SHARDS", "1")
+    root = write(_tree(tmp_path), {"nemo_rl/algorithms/__init__.py": "",
+                                   "nemo_rl/algorithms/fork.py": MODEL_ALGORITHM})
+    code, report = _check(config(root, "c.yaml", RULES_CONFIG.replace(
+        "train_global_batch_size: 16", "train_global_batch_size: 12")))
+    assert code == 1
+    assert [p["path"] for p in report["problems"]] == ["policy.train_global_batch_size"]
+    assert ("(policy.train_global_batch_size=12, loss_fn.loose=absent, so its model's "
+            "False, loss_fn.strict_batches=absent, so its model's True)"
+            ) in report["problems"][0]["message"]
+    code, report = _check(config(root, "off.yaml", RULES_CONFIG.replace(
+        "train_global_batch_size: 16", "train_global_batch_size: 12").replace(
+        "escape_shards: false", "escape_shards: false\n  strict_batches: false")))
+    assert (code, report["problems"]) == (0, [])

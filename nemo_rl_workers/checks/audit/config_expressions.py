@@ -40,6 +40,9 @@ class Known:
     path: str | None = None  # the config path of a config block or value read as such
     reads: tuple[Read, ...] = ()
     env: tuple[str, ...] = ()
+    # The class the tree declares this config block with (a pydantic model or TypedDict
+    # of its source, opaque here): where its field defaults come from.
+    model: object = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ class Scope:
     # and imports (`os`).
     constants: Mapping[str, ast.expr] = field(default_factory=dict)
     imports: Mapping[str, str] = field(default_factory=dict)
+    # (model, key) -> (the field's literal default, if it has one; the field's own model).
+    fields: Callable[[object, str], tuple[Known | None, object]] | None = None
 
 
 def _merge(*values: Value) -> tuple[tuple[Read, ...], tuple[str, ...]]:
@@ -241,15 +246,23 @@ class Evaluator:
              default: Value | None = None, attribute: bool = False) -> Value:
         assert isinstance(base.value, Mapping)
         path = f"{base.path}.{key}" if base.path else str(key)
+        declared: tuple[Known | None, object] = (None, None)
+        if base.model is not None and self.scope.fields is not None and isinstance(key, str):
+            declared = self.scope.fields(base.model, key)
         if key in base.value:
             found = base.value[key]
             read: Read = (path, "{...}" if isinstance(found, Mapping) else show_value(found))
-            return Known(found, path, (*base.reads, read), base.env)
+            return Known(found, path, (*base.reads, read), base.env, declared[1])
         if subscript or default is None:
+            if attribute and declared[0] is not None:  # the model fills in its default
+                shown_default = show_value(declared[0].value)
+                return Known(declared[0].value, None,
+                             (*base.reads, (path, f"absent, so its model's {shown_default}")),
+                             base.env)
             if attribute:  # a config model's field: its default is the model's
                 return _unknown(f"the config has no {path}, and the tree reads it as a "
-                                "field of its config model, whose default this check does "
-                                "not read", base)
+                                "field of its config model, where this check finds no "
+                                "literal default for it", base)
             if subscript:
                 return _unknown(f"the config has no {path}, which the tree reads as "
                                 "required (a KeyError)", base)
@@ -460,7 +473,7 @@ def _with(value: Value, *more: Value) -> Value:
     """`value`, also carrying what `more` read."""
     reads, env = _merge(value, *more)
     if isinstance(value, Known):
-        return Known(value.value, value.path, reads, env)
+        return Known(value.value, value.path, reads, env, value.model)
     return Unknown(value.reason, reads, env)
 
 
