@@ -33,6 +33,9 @@ class ConfigReport:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # What was skipped because of the NeMo-RL judged against, not this config (a rule
+    # family that tree's schema has no use for): a text report says it once per run.
+    revision_notes: list[str] = field(default_factory=list)
     # Set when the file could not be used at all (exit code 2).
     unusable: str | None = None
     # The world size the preflight rules ran with, and how the config's `cluster:` gave
@@ -152,20 +155,27 @@ def analyze_for_tree(
     from nemo_rl_workers.tree.revision import NEW_SCHEMA, OLD_SCHEMA
 
     known = revision.schema in (NEW_SCHEMA, OLD_SCHEMA)
+    # The reference's preflight rules are the reference's: this tree's are its own.
     rules = config_rules(schema_view(config, revision), world_size=world_size,
-                         preflight=preflight, outdated=known)
+                         preflight=False, outdated=known)
     report.problems.extend(own_schema(p, revision) for p in rules.problems)
     report.warnings.extend(rules.warnings)
     report.skipped.extend(rules.skipped)
     if not known:
-        report.skipped.append("outdated-key rules: not applied, this NeMo-RL's schema is "
-                              "undecided (see its undecided reasons)")
+        report.revision_notes.append("outdated-key rules: not applied, this NeMo-RL's schema "
+                                     "is undecided (see its undecided reasons)")
     if revision.schema == OLD_SCHEMA:
-        report.skipped.append(
+        report.revision_notes.append(
             f"outdated-key rules: this NeMo-RL reads {OLD_SCHEMA}"
             f"{' with _v2' if revision.has_v2 else ''}, so its configs' keys are current")
     verdict = judge_sections(config, revision)
     merge_problems(report.problems, verdict.problems)  # one problem per path: the rules' first
+    if preflight:
+        from nemo_rl_workers.checks.tree_rules import tree_rule_report
+
+        own = tree_rule_report(config, revision, list(verdict.drivers.items()))
+        merge_problems(report.problems, own.problems)
+        report.skipped.extend(own.undecided)
     report.workers.extend(verdict.resolutions)
     report.warnings.extend(verdict.warnings)
     report.skipped.extend(verdict.notes)

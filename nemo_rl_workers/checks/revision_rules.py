@@ -19,6 +19,7 @@ config's own keys.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,10 @@ class TreeVerdict:
     notes: list[str] = field(default_factory=list)
     # (section path, the section's switch values) per resolved section, for the audit scope
     switches: dict[str, dict[str, bool]] = field(default_factory=dict)
+    # The driver that starts each section's workers, by section path.
+    drivers: dict[str, str] = field(default_factory=dict)
+    # Sections whose workers are another section's (the policy's workers generate).
+    shared: set[str] = field(default_factory=set)
 
 
 def tree_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], str]]:
@@ -138,13 +143,18 @@ def _judge(path: str, section: Mapping[str, Any], kind: str, revision: Revision,
         return
     driver, why_not = _drivers_for(kind, section, revision, path)
     if driver is None:
+        if kind == GENERATION and _by_the_policy(path, section, None, revision, verdict):
+            return
         if why_not is not None:
             verdict.problems.append(_undecided(path, why_not))
         return
+    verdict.drivers[path] = driver
     values: dict[str, bool] = {}
     unset: list[str] = []
     rows = revision.rows_of(driver)
     if not rows:
+        if kind == GENERATION and _by_the_policy(path, section, driver, revision, verdict):
+            return
         verdict.notes.append(f"{path}: {driver} starts no worker class of its own")
         return
     prefer = f"{section.get('backend')}_cfg" if kind == GENERATION else None
@@ -187,6 +197,30 @@ def _judge(path: str, section: Mapping[str, Any], kind: str, revision: Revision,
     verdict.switches[path] = values
     verdict.resolutions.append(
         _resolution(path, section, kind, chosen[0], values, revision, verdict))
+
+
+def _by_the_policy(path: str, section: Mapping[str, Any], driver: str | None,
+                   revision: Revision, verdict: TreeVerdict) -> bool:
+    """A generation section whose backend the tree runs on the policy's own workers
+    (`policy_generation`): the policy's class, shown for this section too; no generation
+    worker group. False where the source does not say so."""
+    from nemo_rl_workers.checks.policy_generation import policy_generates
+
+    parent = path.rpartition(".")[0]
+    policy = next((r for r in verdict.resolutions if r.section == parent), None)
+    policy_driver = verdict.drivers.get(parent)
+    backend = section.get("backend")
+    if policy is None or policy_driver is None or not isinstance(backend, str):
+        return False
+    why = policy_generates(revision, backend, driver, policy_driver)
+    if why is None:
+        return False
+    verdict.shared.add(path)
+    verdict.notes.append(f"{path}: no generation worker group: with backend={backend} the "
+                         f"policy's workers generate ({why})")
+    verdict.resolutions.append(dataclasses.replace(
+        policy, section=path, role=GENERATION, backend=backend, mode=None, warnings=()))
+    return True
 
 
 def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
@@ -321,6 +355,8 @@ def scoped_findings(revision: Revision, verdict: TreeVerdict,
     lines: list[str] = []
     notes: list[str] = []
     for res in verdict.resolutions:
+        if res.section in verdict.shared:  # the same workers as another section's
+            continue
         values = verdict.switches.get(res.section, {})
         for finding in report.findings:
             if (res.fqn not in finding.classes or finding.reach == "guarded"

@@ -206,11 +206,16 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
         usable = [r for r in reports if r.unusable is None]
         blocks = []
         named = None
+        said: set[str] = set()
         for report in usable:
-            # Each report starts with the NeMo-RL it was judged against, where it changes.
+            # Each report starts with the NeMo-RL it was judged against, where it changes;
+            # what that NeMo-RL makes skip is said under it, once per run.
             line = revision_line(report)
-            blocks.append(render_text(report, color=color) if line == named
-                          else f"{line}\n{render_text(report, color=color)}")
+            notes = [f"skipped: {one_line(n)}" for n in report.revision_notes if n not in said]
+            said.update(report.revision_notes)
+            head = "\n".join([line, *notes]) if line != named else "\n".join(notes)
+            text = render_text(report, color=color)
+            blocks.append(f"{head}\n{text}" if head else text)
             named = line
         if blocks:
             print("\n\n".join(blocks), file=out)
@@ -280,7 +285,12 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ClusterUnusable as bad:
             print(f"nemo-rl-workers: {bad}", file=err)
             return EXIT_UNUSABLE
-    items = _config_inputs(args.configs)
+    given, overrides = split_overrides(args.configs)
+    if not given:
+        print("nemo-rl-workers: check needs a config file or folder, not only overrides",
+              file=err)
+        return EXIT_UNUSABLE
+    items = _config_inputs(given)
     files = [item for item in items if isinstance(item, str)]
     revisions = _revisions(args, files, err)
     if revisions is None:
@@ -289,7 +299,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # starts, read from source: --static asks for it too.
     audit_too = args.static and not args.no_verify
     reports = [
-        analyze_file(item, (), world_size=world_size,
+        analyze_file(item, overrides, world_size=world_size,
                      verify=verify or (audit_too and not revisions[item].is_reference),
                      preflight=True, world_size_from_config=not flags_given,
                      only_read_env=True, revision=revisions[item])
@@ -297,7 +307,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for item in items
     ]
     if nodes is not None:
-        _add_fit_findings(reports, nodes, args)
+        _add_fit_findings(reports, nodes, args, overrides)
     if args.static and not args.no_verify:
         from nemo_rl_workers.commands.static import add_static_problems
 
@@ -342,8 +352,26 @@ def _config_inputs(configs: Sequence[str]) -> list[str | ConfigReport]:
     return items
 
 
+def split_overrides(arguments: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(configs, overrides): an argument shaped `dotted.key=value` (what `resolve` takes)
+    that names no existing path is an override, applied to every config in turn."""
+    import os
+
+    from nemo_rl_workers.reading.loader import is_override
+
+    configs: list[str] = []
+    overrides: list[str] = []
+    for argument in arguments:
+        if is_override(argument) and not os.path.lexists(argument):
+            overrides.append(argument)
+        else:
+            configs.append(argument)
+    return configs, overrides
+
+
 def _add_fit_findings(
-    reports: list[ConfigReport], nodes: list[dict[str, float]], args: argparse.Namespace
+    reports: list[ConfigReport], nodes: list[dict[str, float]], args: argparse.Namespace,
+    overrides: Sequence[str] = (),
 ) -> None:
     from nemo_rl_workers.checks.cluster_check import fit_findings
     from nemo_rl_workers.checks.config_check import load_for_check
@@ -355,7 +383,7 @@ def _add_fit_findings(
         if report.unusable is not None:
             continue
         try:
-            config = load_for_check(report.config).config
+            config = load_for_check(report.config, overrides).config
         except ConfigLoadError:  # analyze_file loaded it already; nothing new to say
             continue
         problems, note = fit_findings(config, nodes, num_nodes=args.nodes,

@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
     check.add_argument("configs", nargs="+", metavar="CONFIG",
-                       help="config files, or folders of them (searched for *.yaml, *.yml)")
+                       help="config files, or folders of them (searched for *.yaml, *.yml); "
+                            "dotted overrides (key=value, as for resolve) apply to each")
     check.add_argument("--json", action="store_true")
     add_output_format(check)
     size_help = "overrides the world size the config's cluster: section gives"

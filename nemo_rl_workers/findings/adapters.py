@@ -40,7 +40,7 @@ def check_results(reports: Sequence[ConfigReport], command: str = "check") -> Re
     results = Results(command, nemo_rl=revision_json(reports[0]) if reports else None)
     for report in reports:
         case = Case(report.config, command, error=report.unusable, file=report.config,
-                    notes=list(report.skipped))
+                    notes=[*report.revision_notes, *report.skipped])
         for problem in report.problems:
             case.findings.append(Finding(
                 problem.rule or "problem", "error", problem.message,

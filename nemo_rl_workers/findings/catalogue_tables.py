@@ -205,6 +205,14 @@ PROBLEMS: Rows = (
         'set the switch, or check against another tree (`--nemo-rl`, `--reference`)',
     ),
     (
+        'tree.refuses',
+        ("against another tree: one of its own pre-allocation rules (an `assert` or `raise` "
+         "that its algorithm's `setup` or a driver's constructor runs on config values "
+         'before any worker starts) refuses the config; the message quotes its condition, '
+         'the values it was decided on, its file:line and its own message'),
+        "what the tree's message says (or check against another tree)",
+    ),
+    (
         'cluster',
         ('the `cluster:` section cannot give a world size: `gpus_per_node` or '
          '`num_nodes` is not a positive integer, or non-colocated generation leaves no '

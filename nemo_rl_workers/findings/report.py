@@ -63,7 +63,7 @@ def report_json(report: ConfigReport) -> dict[str, Any]:
         "workers": [worker_json(w) for w in report.workers],
         "problems": [problem_json(p) for p in report.problems],
         "warnings": list(report.warnings),
-        "skipped": list(report.skipped),
+        "skipped": [*report.revision_notes, *report.skipped],
         "error": report.unusable,
         "world_size": report.world_size,
         "world_size_from": report.world_size_from,

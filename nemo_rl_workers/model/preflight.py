@@ -274,7 +274,8 @@ def fp32_lm_head_fused_logprobs(view: SectionView) -> Iterator[Finding]:
         fused = view.key("megatron_cfg.use_fused_linear_logprobs")
         head = view.key("megatron_cfg.fp32_lm_head")
         yield _problem(fused, f"false while {head} is true", "true",
-                       f"{head}: true has no effect with {fused}: true, because the fused "
+                       # Led by the key the problem is located at.
+                       f"{fused}: true makes {head}: true have no effect, because the fused "
                        f"linear-logprobs kernel bypasses the output layer; set one of them "
                        f"to false.")
 
@@ -406,9 +407,10 @@ def parallelism_tp_accuracy(view: SectionView) -> Iterator[Finding]:
     path = view.key("logprob_batch_size")
     train_path = view.key("train_micro_batch_size")
     yield _problem(path, f"{show(train)} (equal to {train_path})", show(logprob),
-                   f"{view.key(tp_key)} is {tp}, and tensor parallelism of {TP_ACCURACY_MIN_TP} or "
-                   f"more gives batch-size-dependent logprobs, so {train_path} ({show(train)}) and "
-                   f"{path} ({show(logprob)}) must be equal; set them equal, set "
+                   # The sentence leads with the key the problem is located at.
+                   f"{path} ({show(logprob)}) must equal {train_path} ({show(train)}) because "
+                   f"{view.key(tp_key)} is {tp}, and tensor parallelism of {TP_ACCURACY_MIN_TP} "
+                   f"or more gives batch-size-dependent logprobs; set them equal, set "
                    f"{view.key(tp_key)} to 1 or 2, set loss_fn.force_on_policy_ratio: true (needs "
                    f"train_global_batch_size = num_prompts_per_step x num_generations_per_prompt), "
                    f"or set {TP_ACCURACY_ESCAPE_ENV}=1 to bypass the check (not recommended).")
@@ -437,7 +439,8 @@ def draft_sequence_packing(view: SectionView) -> Iterator[Finding]:
     path = view.key("sequence_packing.enabled")
     draft = view.key("draft.enabled")
     yield _problem(path, f"false while {draft} is true", "true",
-                   f"{draft}: true does not support sequence packing yet; set {path}: false or "
+                   f"{path}: true is not supported with {draft}: true yet (speculative "
+                   f"decoding drafts do not support sequence packing); set {path}: false or "
                    f"{draft}: false.")
 
 

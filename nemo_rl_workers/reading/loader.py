@@ -450,6 +450,11 @@ _OVERRIDE = re.compile(r"(\+{0,2})([A-Za-z0-9_][\w\-]*(?:\.[\w\-]+)*)=(.*)", re.
 MAX_OVERRIDE_CHARS = 64 * 1024
 
 
+def is_override(item: str) -> bool:
+    """Whether a command-line argument is shaped like an override (`dotted.key=value`)."""
+    return len(item) <= MAX_OVERRIDE_CHARS and _OVERRIDE.fullmatch(item) is not None
+
+
 def _override_value(text: str, item: str, shown: str) -> object:
     if text == "":
         return ""  # `key=` sets an empty string, as in Hydra

@@ -65,8 +65,11 @@ class Revision:
     calls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # driver -> methods
     # Every driver class -> its role, those that start no worker class of their own too.
     drivers: Mapping[str, str] = field(default_factory=dict)
+    # Every driver class's name -> its FQN, for the rules read from its constructor.
+    driver_fqns: Mapping[str, str] = field(default_factory=dict)
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
+    version: str | None = None  # what its nemo_rl/package_info.py says (read as data)
     # Modules of the tree that could not be read or parsed when it was read ("file:
     # cause", the file from the tree's root): any of them may hold a driver, so no
     # verdict on which class a section starts is decided while one is listed.
@@ -98,6 +101,7 @@ class Revision:
             "path": None if self.is_reference else self.root,
             "how": self.how,
             "commit": self.commit,
+            "version": self.version,
             "schema": self.schema,
             "v2": self.has_v2,
             "extension_field": self.extension_field,

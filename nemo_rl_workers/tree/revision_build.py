@@ -39,6 +39,7 @@ from nemo_rl_workers.tree.source import (
     resolve_fqn,
 )
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.tree_version import tree_version
 
 
 def selects_through_library(root: Path) -> bool:
@@ -91,13 +92,15 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         calls.setdefault(dispatch.owner, []).append(dispatch.method)
     driver_modules = {d.fqn.rpartition(".")[0] for d in side.drivers.values()}
     return Revision(
-        name=name or str(root), root=str(root), how=how, commit=head_commit(root), schema=schema,
+        name=name or str(root), root=str(root), how=how, commit=head_commit(root),
+        version=tree_version(root), schema=schema,
         has_v2=has_v2, extension_field=_extension_field(tree, driver_modules),
         rows=tuple(rows), environments={k: _env_name(v) for k, v in side.environments.items()},
         defaults=_defaults(tree, driver_modules, switches), vllm_pin=pin,
         project_problem=project_problem,
         calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
+        driver_fqns={d.name: d.fqn for d in side.drivers.values()},
         undecided=tuple(undecided), unread=unread,
         registry_problems=tuple(_relative_line(p, root) for p in side.registry_problems),
         class_problems=_class_problems(tree, resolver, rows, root))

@@ -5,7 +5,7 @@ walk lists under the tree's `nemo_rl`, each through the guarded reader: a file i
 refuse is keyed by its refusal, never read or hashed), the tree's folder, this program's
 own code and the interpreter. The payload is the model's JSON; what changes without any
 of those files changing (the commit, the vLLM pin, how the tree was found and is named)
-is read afresh on every run and never stored.
+is read afresh on every run and never stored; so is the version `package_info.py` states.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "defaults": dict(revision.defaults),
         "calls": {k: list(v) for k, v in revision.calls.items()},
         "drivers": dict(revision.drivers),
+        "driver_fqns": dict(revision.driver_fqns),
         "undecided": list(revision.undecided),
         "unread": list(revision.unread),
         "class_problems": dict(revision.class_problems),
@@ -64,7 +65,7 @@ class BadPayload(ValueError):
 
 
 def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
-                 commit: str | None, vllm_pin: str | None,
+                 commit: str | None, version: str | None, vllm_pin: str | None,
                  project_problem: str | None) -> Revision | None:
     """The model stored by `as_payload`, with what is read afresh; None: the reference.
     BadPayload when any part is not of its type (the entry is then not trusted)."""
@@ -72,7 +73,7 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
         return None
     rows = tuple(_row(item) for item in _list(payload.get("rows")))
     return Revision(
-        name=name, root=str(root), how=how, commit=commit,
+        name=name, root=str(root), how=how, commit=commit, version=version,
         schema=_typed(payload.get("schema"), str), has_v2=_typed(payload.get("v2"), bool),
         extension_field=_typed(payload.get("extension_field"), str), rows=rows,
         environments=_strings(payload.get("environments")),
@@ -81,6 +82,7 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
         calls={k: tuple(_typed(m, str) for m in _list(v))
                for k, v in _mapping(payload.get("calls")).items()},
         drivers=_strings(payload.get("drivers")),
+        driver_fqns=_strings(payload.get("driver_fqns")),
         undecided=tuple(_typed(u, str) for u in _list(payload.get("undecided"))),
         unread=tuple(_typed(u, str) for u in _list(payload.get("unread"))),
         class_problems=_strings(payload.get("class_problems")),

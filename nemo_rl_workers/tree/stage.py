@@ -22,6 +22,7 @@ from nemo_rl_workers.tree.revision_cache import (
     from_payload,
     revision_key,
 )
+from nemo_rl_workers.tree.tree_version import tree_version
 
 
 def revision_of(checkout: Checkout | None, cache: ContentCache | None = None,
@@ -51,7 +52,8 @@ def _tree_revision(root: Path, how: str, name: str,
             pin, project_problem = project_pin(root)
             try:
                 stored = from_payload(loaded.payload, name=name, root=root, how=how,
-                                      commit=head_commit(root), vllm_pin=pin,
+                                      commit=head_commit(root), version=tree_version(root),
+                                      vllm_pin=pin,
                                       project_problem=project_problem)
             except BadPayload as bad:
                 note = (f"cache entry {cache.describe(key)} holds a damaged model ({bad}); "
@@ -85,7 +87,8 @@ def _build(root: Path, how: str, name: str) -> tuple[Revision, bool]:
         # A tree the source model cannot take whole: everything it would decide is
         # undecided, with the reason, and the rest of each config is still checked.
         return Revision(
-            name=name, root=str(root), how=how, commit=head_commit(root), schema="undecided",
+            name=name, root=str(root), how=how, commit=head_commit(root),
+            version=tree_version(root), schema="undecided",
             has_v2=False, extension_field="not read", rows=(), environments={}, defaults={},
             vllm_pin=project_pin(root)[0], project_problem=project_pin(root)[1], undecided=(
                 f"the tree's source could not be modelled: {type(err).__name__}: {err}",),

@@ -122,5 +122,112 @@ def test_list_shows_every_role_and_backend(tree: Path) -> None:
         assert {"SGLangGeneration", "TrtllmGeneration", "Value", "TeacherWorkerGroup"} <= drivers
     out = io.StringIO()
     assert main(["list", "--nemo-rl", str(tree)], out, err) == 0
+    # The release its nemo_rl/package_info.py says (read as data; the corpora have no .git).
+    version = {CORPORA["2026-08"]: "0.6.0", CORPORA["2025-09"]: "0.4.0rc0"}[tree]
     assert out.getvalue().splitlines()[0] == (
-        f"NeMo-RL: {tree} (dtensor_cfg schema with _v2; --nemo-rl)")
+        f"NeMo-RL: {tree}, version {version} (dtensor_cfg schema with _v2; --nemo-rl)")
+
+
+# What each tree's own code refuses before allocation, checked by hand against its source
+# (issue 34): config -> (rule, config path, the tree's file:line). The 2025-09 tree has no
+# tensor-parallel logprob check, so its six TP >= 4 recipes that the reference's built-in
+# rule used to fail are not refused; the 2026 tree has that check (lm_policy.py:212), and
+# its grpo setup asserts batch_multiplier == 1 without dynamic sampling (grpo.py:571).
+TP_2026 = ("tree.refuses", "policy.train_micro_batch_size",
+           "nemo_rl/models/policy/lm_policy.py:212")
+REFUSED: dict[str, dict[str, tuple[str, str, str]]] = {
+    "2025-09": {},
+    "2026-08": {
+        "examples/configs/prorlv2_1_moe.v2.yaml": (
+            "tree.refuses", "grpo.batch_multiplier", "nemo_rl/algorithms/grpo.py:571"),
+        "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n4g-fsdp2tp4-actckpt-long.yaml": TP_2026,
+        "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n8g-fsdp2tp8-actckpt-long.yaml": TP_2026,
+        "examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml": TP_2026,
+        "examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n8g-40K.yaml": TP_2026,
+        # Not a rule: the dynamo generation backend has no driver the source model finds
+        # (issue 34 item 2).
+        "examples/configs/grpo_math_1B_dynamo.yaml": (
+            "tree.undecided", "policy.generation", ""),
+    },
+}
+
+
+def test_a_problem_only_where_the_tree_refuses_the_config(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --nemo-rl .` of every shipped config, from the tree's root."""
+    monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
+    monkeypatch.chdir(tree)
+    files = [str(Path(f).relative_to(tree)) for f in _configs(tree)]
+    out, err = io.StringIO(), io.StringIO()
+    main(["check", "--nemo-rl", ".", "--no-verify", "--json", *files], out, err)
+    reports = json.loads(out.getvalue())["configs"]
+    found: dict[str, tuple[str, str, str]] = {}
+    for file, report in zip(files, reports, strict=True):
+        for problem in report["problems"]:
+            where = problem["message"].rpartition(" at ")[2].partition(" (")[0] if (
+                problem["rule"] == "tree.refuses") else ""
+            found[file] = (problem["rule"], problem["path"], where)
+    name = next(k for k, v in CORPORA.items() if v == tree)
+    assert found == REFUSED[name]
+
+
+def test_the_older_tree_has_no_tensor_parallel_logprob_rule(monkeypatch: pytest.MonkeyPatch,
+                                                            ) -> None:
+    root = CORPORA["2025-09"]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
+    monkeypatch.chdir(root)
+    out, err = io.StringIO(), io.StringIO()
+    config = "examples/configs/grpo_math_70B_megatron.yaml"  # TP 8, micro 1, logprob 2
+    assert main(["check", "--nemo-rl", ".", "--no-verify", config], out, err) == 0
+    lines = out.getvalue().splitlines()
+    assert not any(line.startswith("  problem:") for line in lines) and lines[-1] == "  ok"
+    # The reference's built-in rule would refuse it (on the renamed keys).
+    assert main(["check", "--reference", "--no-verify", config], out, err) == 1
+
+
+def test_the_2026_tree_s_tensor_parallel_rule_and_its_escape(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree's own TP >= 4 assertion, its message, and the variable it reads."""
+    root = CORPORA["2026-08"]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
+    monkeypatch.chdir(root)
+    config = "examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml"
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--nemo-rl", ".", "--no-verify", config], out, err) == 1
+    problem = next(line for line in out.getvalue().splitlines() if "problem:" in line)
+    assert problem.startswith(
+        f"  problem: {config}:10: policy.train_micro_batch_size: this NeMo-RL refuses the "
+        "config before any worker starts: assert config['train_micro_batch_size'] == "
+        "config['logprob_batch_size'] fails (policy.train_micro_batch_size=1, "
+        "policy.logprob_batch_size=4, policy.megatron_cfg.tensor_model_parallel_size=4, "
+        "$NRL_IGNORE_TP_ACCURACY_CHECK is unset) at nemo_rl/models/policy/lm_policy.py:212 "
+        "(Policy.__init__): \"There is a known batch-variant accuracy issue with TP>=4")
+    monkeypatch.setenv("NRL_IGNORE_TP_ACCURACY_CHECK", "1")
+    assert main(["check", "--nemo-rl", ".", "--no-verify", config], io.StringIO(), err) == 0
+
+
+def test_the_rule_s_own_hint_meets_the_tree_s_batch_assertion(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """force_on_policy_ratio (the TP rule's third fix) makes GRPO's setup set the escape
+    variable (grpo.py:707), so Policy's TP assertion passes; but setup asserts first that
+    train_global_batch_size is num_prompts_per_step x num_generations_per_prompt
+    (grpo.py:701), which this recipe (64 x 32 != 512) fails."""
+    root = CORPORA["2026-08"]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
+    monkeypatch.chdir(root)
+    out, err = io.StringIO(), io.StringIO()
+    config = "examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml"
+    code = main(["check", "--nemo-rl", ".", "--no-verify", "--json", config,
+                 "loss_fn.force_on_policy_ratio=true"], out, err)
+    report = json.loads(out.getvalue())
+    assert code == 1
+    assert [(p["path"], "nemo_rl/algorithms/grpo.py:701 (grpo.setup)" in p["message"])
+            for p in report["problems"]] == [("grpo.num_prompts_per_step", True)]
+    assert "grpo.num_prompts_per_step=64, grpo.num_generations_per_prompt=32, " \
+           "policy.train_global_batch_size=512" in report["problems"][0]["message"]

@@ -87,9 +87,9 @@ def test_check_on_the_older_tree_judges_its_own_schema(tmp_path: Path) -> None:
         "policy.generation": "nemo_rl.models.generation.workers.VllmAsyncGenerationWorker"}
     assert report["nemo_rl"] == {
         "revision": "tree", "name": str(root.resolve()), "path": str(root.resolve()),
-        "how": "the config's checkout", "commit": None, "schema": "dtensor_cfg", "v2": True,
-        "extension_field": "constructor", "vllm_pin": "0.20.1", "undecided": [], "unread": [],
-        "project_problem": None}
+        "how": "the config's checkout", "commit": None, "version": None, "schema": "dtensor_cfg",
+        "v2": True, "extension_field": "constructor", "vllm_pin": "0.20.1", "undecided": [],
+        "unread": [], "project_problem": None}
     code, out, _ = run("check", "--no-verify", path)
     assert out.splitlines()[0] == (
         f"NeMo-RL: {root.resolve()} (dtensor_cfg schema with _v2; the config's checkout)")
@@ -183,7 +183,14 @@ def test_switches_that_select_nothing_name_what_the_tree_selects(tmp_path: Path)
         ("policy.generation", "tree.no-worker",
          "policy.generation: TrtllmGeneration starts no worker under async_engine=false; this "
          "tree selects nemo_rl.models.generation.trtllm_workers.TrtllmAsyncGenerationWorker "
-         "when async_engine=true.")]
+         "when async_engine=true."),
+        # The tree's own assertion refuses it too, before any worker starts (issue 34).
+        ("policy.generation.trtllm_cfg.async_engine", "tree.refuses",
+         "policy.generation.trtllm_cfg.async_engine: this NeMo-RL refuses the config before "
+         "any worker starts: assert cfg['trtllm_cfg'].get('async_engine', False) fails "
+         "(policy.generation.trtllm_cfg.async_engine=False) at "
+         "nemo_rl/models/generation/trtllm_generation.py:7 (TrtllmGeneration.__init__): "
+         '"(no message)"')]
 
 
 TRTLLM = '''

@@ -34,13 +34,13 @@ def required_keys(tree: SourceTree, module_name: str) -> tuple[str, ...] | None:
     seen: set[str] = set()
     for function in module.functions.values():
         for param in function.params:
-            info = _class_named(tree, module, param.annotation)
+            info = class_named(tree, module, param.annotation)
             if info is None or info.fqn in seen:
                 continue
             seen.add(info.fqn)
             fields = _fields(info)
             blocks = sum(1 for annotation, _ in fields.values()
-                         if (block := _class_named(tree, _module_of(tree, info), annotation))
+                         if (block := class_named(tree, _module_of(tree, info), annotation))
                          is not None and _fields(block))
             if blocks < MIN_BLOCKS:
                 continue  # a block of a config (generation settings), not a whole one
@@ -54,8 +54,8 @@ def _module_of(tree: SourceTree, info: ClassInfo) -> Module | None:
     return tree.module(info.module)
 
 
-def _class_named(tree: SourceTree, module: Module | None,
-                 annotation: str | None) -> ClassInfo | None:
+def class_named(tree: SourceTree, module: Module | None,
+                annotation: str | None) -> ClassInfo | None:
     """The tree's class an annotation names (`MasterConfig`, `"cfg.PolicyConfig"`)."""
     if annotation is None or module is None:
         return None

@@ -1,0 +1,630 @@
+"""A NeMo-RL tree's own pre-allocation rules, read from its source and run on one config.
+
+What refuses a config before any worker starts is the tree's own code: the `assert`s
+and the `raise`s that the algorithm's `setup` and its drivers' constructors (`Policy`,
+`VllmGeneration`, ...: the classes the driver reader finds) run on config values
+before their first worker starts. This module walks those bodies in statement order
+from the source model (never importing the tree), evaluates each test on the loaded
+config (`audit.config_expressions`), and stops where workers start: a statement that
+builds a driver, or stores the driver's worker group (`self.worker_group = ...`).
+`setup` runs first, so what it sets in `os.environ` (upstream's
+`NRL_IGNORE_TP_ACCURACY_CHECK` under `loss_fn.force_on_policy_ratio`) is what the
+constructors read; the rest of the environment is this process's, as the run's would be.
+
+Each rule reached comes out as one verdict: it refuses the config (a problem quoting the
+tree's condition, message and file:line), it passes, or it is undecided with the reason
+(a test on a value that is not the config, a cluster size the tree computes at run time,
+a branch the config does not decide); undecided is never a problem. A test that reads no
+config value (`"TORCH_CUDA_ARCH_LIST" not in os.environ`) is about the machine the run
+is on, not the config: undecided. No rule is known by name: a tree that adds an
+assertion has it checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from nemo_rl_workers.checks.audit.config_expressions import (
+    Environ,
+    Evaluator,
+    Known,
+    Read,
+    Scope,
+    Unknown,
+    Value,
+    environment_read,
+    show_value,
+    truth,
+)
+from nemo_rl_workers.errors import Problem
+from nemo_rl_workers.tree.knowledge import WORKER_GROUP_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.tree.revision import Revision
+    from nemo_rl_workers.tree.source import ClassInfo, Function, Module, SourceTree
+
+Verdict = Literal["refuses", "passes", "undecided"]
+ALGORITHMS = "nemo_rl.algorithms"
+SETUP = "setup"
+CONFIG_PARAMS = ("config", "cfg")  # a constructor's config parameter, where not annotated
+MAX_MESSAGE = 300
+MAX_STATEMENTS = 5000  # statements walked per function (hostile source)
+
+
+@dataclass(frozen=True)
+class TreeRule:
+    """One `assert` or `raise` the tree runs before its workers start, judged."""
+
+    where: str  # file:line, relative to the tree
+    function: str  # "Policy.__init__", "grpo.setup"
+    condition: str  # the test as written (a raise: the tests it runs under)
+    message: str
+    verdict: Verdict
+    reason: str = ""  # undecided: why
+    reads: tuple[Read, ...] = ()
+    env: tuple[str, ...] = ()
+    exception: str = "AssertionError"
+
+    def problem(self, section: str) -> Problem:
+        leaves = [r for r in self.reads if r[1] != "{...}"]
+        path = leaves[0][0] if leaves else section
+        given = ", ".join([f"{p}={v}" for p, v in leaves] +
+                          [f"${name} is {'set' if os.environ.get(name) else 'unset'}"
+                           for name in self.env])
+        asserted = self.exception == "AssertionError"
+        how = (f"assert {self.condition} fails" if asserted
+               else f"it raises {self.exception} where {self.condition}")
+        return Problem(
+            path=path, expected=f"{self.condition} to {'hold' if asserted else 'fail'}",
+            given=given or "the config's values",
+            message=(f"{path}: this NeMo-RL refuses the config before any worker starts: "
+                     f"{how} ({given or 'on the config'}) at {self.where} ({self.function}): "
+                     f"\"{self.message}\""),
+            rule="tree.refuses")
+
+    def line(self) -> str:
+        """A verdict other than a refusal, as one line."""
+        what = f"{self.where} ({self.function}): {self.condition}"
+        if self.verdict == "undecided":
+            return f"tree rule {what}: undecided: {self.reason}"
+        return f"tree rule {what}: holds"
+
+
+@dataclass
+class TreeRuleReport:
+    problems: list[Problem] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+    rules: list[TreeRule] = field(default_factory=list)
+
+
+def tree_rule_report(config: Mapping[str, Any], revision: Revision,
+                     sections: Sequence[tuple[str, str]],
+                     environ: Mapping[str, str] | None = None) -> TreeRuleReport:
+    """The tree's own rules for `config`: its algorithm's `setup` (the one whose entry
+    config this is), then each (section path, driver) constructor, in that order."""
+    report = TreeRuleReport()
+    if revision.root is None:
+        return report
+    tree = source_tree(revision.root)
+    env = Environ(os.environ if environ is None else environ)
+    root = Path(revision.root)
+    setups, why = _setups(tree, config)
+    if why:
+        report.undecided.append(why)
+    fields = functools.partial(_field, tree)
+    for function, module in setups:
+        model = _model(tree, module, function.params[0].annotation)
+        scope = _scope(function, module, env, {function.params[0].name: Known(
+            copy.deepcopy(dict(config)), "", model=model)})
+        scope.fields = fields
+        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), "")
+    annotations: dict[str, str | None] = {}
+    for path, driver in sections:
+        found = _constructor(tree, revision, driver)
+        if found is None:
+            continue
+        function, module = found
+        param = _config_param(function)
+        annotations[path] = _annotation(function, param)
+        parent = path.rpartition(".")[0]
+        # A driver of a nested section that takes its parent's config (MegatronGeneration
+        # takes the PolicyConfig, as Policy does) reads the parent section.
+        if parent in annotations and annotations[path] is not None and \
+                annotations[path] == annotations[parent]:
+            path = parent
+        section = _section(config, path)
+        if section is None or param is None:
+            report.undecided.append(f"tree rules of {driver}.__init__: undecided: it takes no "
+                                    "config parameter this check can bind" if param is None
+                                    else f"{path} is not a mapping")
+            continue
+        scope = _scope(function, module, env, {param: Known(copy.deepcopy(dict(section)),
+                                                             path)})
+        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), path)
+    return report
+
+
+def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
+    try:
+        walk.run()
+    except (RecursionError, MemoryError):  # hostile source: what it holds is not judged
+        report.undecided.append(f"tree rules of {walk.name}: undecided: its code is nested "
+                                "too deeply to follow")
+        return
+    for rule in walk.rules:
+        report.rules.append(rule)
+        if rule.verdict == "refuses":
+            report.problems.append(rule.problem(section or "config"))
+        elif rule.verdict == "undecided":
+            report.undecided.append(rule.line())
+
+
+@functools.cache
+def source_tree(root: str) -> SourceTree:
+    from nemo_rl_workers.tree.source import read_tree
+
+    # Nothing modelled until asked for: a check reads a few modules (its drivers', its
+    # algorithm's), not the whole tree.
+    return read_tree(Path(root), packages=["nemo_rl"], eager=lambda _text: False)
+
+
+def _scope(function: Function, module: Module | None, environ: Environ,
+           names: dict[str, Value]) -> Scope:
+    return Scope(names=names, environ=environ,
+                 constants=module.assignments if module is not None else {},
+                 imports=module.imports if module is not None else {})
+
+
+def _section(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    from nemo_rl_workers.model.sections import section_at
+
+    found = section_at(dict(config), path)
+    return found if isinstance(found, Mapping) else None
+
+
+def _model(tree: SourceTree, module: Module | None, annotation: str | None) -> object:
+    """The tree's class an annotation names (`MasterConfig`), or None."""
+    from nemo_rl_workers.checks.audit.entry_configs import class_named
+
+    return class_named(tree, module, annotation)
+
+
+def _field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, object]:
+    """A config model's field `key`, as its class body declares it: `key: T = <literal>`
+    or `key: T = Field(default=<literal>)` gives its default; `T` naming a class of the
+    tree gives the field's own model. Bases are not followed (no default: undecided)."""
+    from nemo_rl_workers.tree.source import ClassInfo
+
+    if not isinstance(model, ClassInfo):
+        return None, None
+    for stmt in model.node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                and stmt.target.id == key):
+            continue
+        child = _model(tree, tree.module(model.module), ast.unparse(stmt.annotation))
+        value = stmt.value
+        if isinstance(value, ast.Call) and _called_name(value) == "Field":
+            value = next((k.value for k in value.keywords if k.arg == "default"),
+                         value.args[0] if value.args else None)
+        if value is None:
+            return None, child
+        try:
+            return Known(ast.literal_eval(value)), child
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None, child
+    return None, None
+
+
+def _annotation(function: Function, param: str | None) -> str | None:
+    found = next((p.annotation for p in function.params if p.name == param), None)
+    return found.strip("'\" ") if found else None
+
+
+def _config_param(function: Function) -> str | None:
+    params = function.bound_params()
+    for param in params:
+        if param.annotation is not None and param.annotation.split(".")[-1].strip(
+                "'\"").endswith("Config"):
+            return param.name
+    return next((p.name for p in params if p.name in CONFIG_PARAMS), None)
+
+
+def _constructor(tree: SourceTree, revision: Revision,
+                 driver: str) -> tuple[Function, Module | None] | None:
+    fqn = revision.driver_fqns.get(driver)
+    if fqn is None:
+        return None
+    module_name, _, name = fqn.rpartition(".")
+    module = tree.module(module_name)
+    info: ClassInfo | None = module.classes.get(name) if module is not None else None
+    if info is None or "__init__" not in info.methods:
+        return None
+    return info.methods["__init__"], module
+
+
+def _setups(tree: SourceTree, config: Mapping[str, Any]
+            ) -> tuple[list[tuple[Function, Module | None]], str]:
+    """The `setup` of the algorithm module whose entry config `config` is: the one whose
+    required top-level keys the config has, the most specific if several; none (and
+    why) when no module's keys fit or two fit equally."""
+    from nemo_rl_workers.checks.audit.entry_configs import required_keys
+
+    top = set(config)
+    fits: list[tuple[int, Function, Module]] = []
+    for name in sorted(n for n in {*tree.modules, *tree.pending}
+                       if n.startswith(f"{ALGORITHMS}.") and n.count(".") == 2):
+        module = tree.module(name)
+        if module is None or SETUP not in module.functions:
+            continue
+        function = module.functions[SETUP]
+        if not function.params:
+            continue
+        needs = required_keys(tree, name)
+        if needs is not None and set(needs) <= top:
+            fits.append((len(needs), function, module))
+    if not fits:
+        return [], ""
+    fits.sort(key=lambda fit: -fit[0])
+    if len(fits) > 1 and fits[0][0] == fits[1][0]:
+        names = ", ".join(f.module for n, f, _ in fits if n == fits[0][0])
+        return [], (f"tree rules of the algorithm's setup: undecided: the config fits the "
+                    f"entry config of {names} alike")
+    return [(fits[0][1], fits[0][2])], ""
+
+
+def _stops(tree: SourceTree, revision: Revision, function: Function) -> frozenset[str]:
+    """Names whose call (or mention, for a local function handed to an executor) starts
+    workers in `function`: the tree's driver classes, and the local functions that
+    build one."""
+    drivers = set(revision.driver_fqns)
+    local: set[str] = set()
+    for node in ast.walk(function.node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not \
+                function.node and any(_called_name(sub) in drivers for sub in ast.walk(node)):
+            local.add(node.name)
+    return frozenset(drivers | local)
+
+
+def _called_name(node: ast.AST) -> str | None:
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else (
+        func.attr if isinstance(func, ast.Attribute) else None)
+
+
+@dataclass
+class _Guard:
+    test: ast.expr
+    holds: bool
+    value: Value
+
+
+class _Walk:
+    """One function body, statement by statement, until its workers start."""
+
+    def __init__(self, function: Function, scope: Scope, root: Path,
+                 stops: frozenset[str]) -> None:
+        self.function = function
+        self.scope = scope
+        self.root = root
+        self.stops = stops
+        self.rules: list[TreeRule] = []
+        self.stopped = False
+        self.walked = 0
+        self.name = (function.qualname if "." in function.qualname
+                     else f"{function.module.rsplit('.', 1)[-1]}.{function.qualname}")
+        try:
+            self.file = str(Path(function.file).resolve().relative_to(root.resolve()))
+        except ValueError:
+            self.file = function.file
+
+    def run(self) -> None:
+        self._body(self.function.node.body, [], None)
+
+    def _body(self, body: list[ast.stmt], guards: list[_Guard], unsure: str | None) -> None:
+        for stmt in body:
+            if self.stopped:
+                return
+            self.walked += 1
+            if self.walked > MAX_STATEMENTS:
+                self.stopped = True
+                return
+            self._statement(stmt, guards, unsure)
+
+    def _statement(self, stmt: ast.stmt, guards: list[_Guard], unsure: str | None) -> None:
+        evaluate = Evaluator(self.scope).value
+        if isinstance(stmt, ast.If):
+            test = evaluate(stmt.test)
+            holds = truth(test)
+            if holds is not None and unsure is None:
+                self._body(stmt.body if holds else stmt.orelse,
+                           [*guards, _Guard(stmt.test, holds, test)], None)
+                return
+            reason = unsure or _why(test, stmt.test)
+            before = dict(self.scope.names)
+            self._body(stmt.body, [*guards, _Guard(stmt.test, True, test)], reason)
+            after_body = self.scope.names
+            self.scope.names = dict(before)
+            self._body(stmt.orelse, [*guards, _Guard(stmt.test, False, test)], reason)
+            self.scope.names = _joined(after_body, self.scope.names, reason)
+            return
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self._body(stmt.body, guards, unsure)
+            return
+        if isinstance(stmt, ast.Try):
+            # What its handlers catch does not refuse the config: undecided inside.
+            caught = unsure or ("it runs inside a try whose handlers may catch it"
+                                if stmt.handlers else None)
+            self._body(stmt.body, guards, caught)
+            self._body(stmt.orelse, guards, unsure)
+            self._body(stmt.finalbody, guards, unsure)
+            return
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            self._loop(stmt, guards)
+            return
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return  # defined, not run here
+        if self._starts_workers(stmt):
+            self.stopped = True
+            return
+        if isinstance(stmt, ast.Assert):
+            self._assert(stmt, guards, unsure)
+        elif isinstance(stmt, ast.Raise):
+            self._raise(stmt, guards, unsure)
+        elif isinstance(stmt, ast.Return):
+            if unsure is None:
+                self.stopped = True
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            self._assign(stmt, unsure)
+
+    # -- statements ----------------------------------------------------------------
+
+    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
+                unsure: str | None) -> None:
+        evaluate = Evaluator(self.scope).value
+        if isinstance(stmt, ast.AugAssign):
+            value: Value = evaluate(ast.BinOp(left=_load(stmt.target), op=stmt.op,
+                                              right=stmt.value))
+            targets: list[ast.expr] = [stmt.target]
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is None:
+                return
+            value = evaluate(stmt.value)
+            targets = [stmt.target]
+        else:
+            value, targets = evaluate(stmt.value), list(stmt.targets)
+        for target in targets:
+            self._bind(target, value, unsure)
+
+    def _bind(self, target: ast.expr, value: Value, unsure: str | None) -> None:
+        if isinstance(target, ast.Subscript) and _is_environ(target.value, self.scope):
+            key = Evaluator(self.scope).value(target.slice)
+            environ = self.scope.environ
+            if isinstance(key, Known) and isinstance(key.value, str):
+                if unsure is not None or not isinstance(value, Known):
+                    environ.unsure[key.value] = (
+                        f"the tree sets ${key.value} only where {unsure}" if unsure
+                        else f"the tree sets ${key.value} to a value this check cannot "
+                             "compute")
+                else:
+                    environ.overlay[key.value] = str(value.value)
+                    environ.unsure.pop(key.value, None)
+            return
+        name = _target_name(target)
+        if name is not None:
+            self.scope.names[name] = value
+            return
+        for sub in ast.walk(target):  # `a, b = ...`, `x[i] = ...`: what they bind is unknown
+            sub_name = _target_name(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
+            if sub_name is not None and isinstance(getattr(sub, "ctx", None), ast.Store):
+                self.scope.names[sub_name] = Unknown(
+                    f"{sub_name} is unpacked or assigned by item, which this check does "
+                    "not follow")
+
+    def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[_Guard]) -> None:
+        reason = "it runs in a loop, which this check does not follow"
+        for node in _own_nodes(stmt):
+            if isinstance(node, (ast.Assert, ast.Raise)):
+                self.rules.append(self._rule(node, guards, "undecided", reason, (), ()))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                self.scope.names[node.id] = Unknown(f"{node.id} is assigned in a loop")
+            elif isinstance(node, ast.Call) and _called_name(node) in self.stops:
+                self.stopped = True
+
+    def _assert(self, stmt: ast.Assert, guards: list[_Guard], unsure: str | None) -> None:
+        test = Evaluator(self.scope).value(stmt.test)
+        env = (*test.env, *environment_read(stmt.test, self.scope))
+        # What the guards above it read decided that it runs: said with the values.
+        around = tuple(r for g in guards for r in g.value.reads)
+        env = (*env, *(e for g in guards for e in (*g.value.env, *environment_read(
+            g.test, self.scope))))
+        if unsure is not None:
+            self.rules.append(self._rule(stmt, guards, "undecided", unsure, test.reads, env))
+            return
+        if isinstance(test, Unknown):
+            self.rules.append(self._rule(stmt, guards, "undecided", test.reason, test.reads,
+                                         env))
+            return
+        if not test.reads:
+            self.rules.append(self._rule(stmt, guards, "undecided", _no_config(env),
+                                         test.reads, env))
+            return
+        holds = truth(test)
+        verdict: Verdict = "undecided" if holds is None else "passes" if holds else "refuses"
+        self.rules.append(self._rule(stmt, guards, verdict, "its truth cannot be told",
+                                     tuple(dict.fromkeys((*test.reads, *around))), env))
+
+    def _raise(self, stmt: ast.Raise, guards: list[_Guard], unsure: str | None) -> None:
+        if not guards:
+            return  # a raise no test leads to is not a rule on the config
+        reads = tuple(dict.fromkeys(r for g in guards for r in g.value.reads))
+        env = tuple(dict.fromkeys([*(e for g in guards for e in g.value.env),
+                                   *(e for g in guards for e in environment_read(
+                                       g.test, self.scope))]))
+        if unsure is not None:
+            self.rules.append(self._rule(stmt, guards, "undecided", unsure, reads, env))
+            return
+        if not guards[-1].value.reads:  # the test right above it reads no config value
+            self.rules.append(self._rule(stmt, guards, "undecided",
+                                         _no_config((*guards[-1].value.env,
+                                                     *environment_read(guards[-1].test,
+                                                                       self.scope))),
+                                         reads, env))
+            return
+        self.rules.append(self._rule(stmt, guards, "refuses", "", reads, env))
+
+    def _rule(self, stmt: ast.Assert | ast.Raise, guards: list[_Guard], verdict: Verdict,
+              reason: str, reads: tuple[Read, ...], env: tuple[str, ...]) -> TreeRule:
+        if isinstance(stmt, ast.Assert):
+            condition, message, exception = _text(stmt.test), self._message(stmt.msg), \
+                "AssertionError"
+        else:
+            own = [g for g in guards if g.value.reads or g.value.env or environment_read(
+                g.test, self.scope)] or guards[-1:]
+            condition = " and ".join(_text(g.test) if g.holds else f"not ({_text(g.test)})"
+                                     for g in own)
+            exception, message = _exception(stmt, self)
+        return TreeRule(where=f"{self.file}:{stmt.lineno}", function=self.name,
+                        condition=condition, message=message, verdict=verdict, reason=reason,
+                        reads=reads, env=tuple(dict.fromkeys(env)), exception=exception)
+
+    def _message(self, node: ast.expr | None) -> str:
+        if node is None:
+            return "(no message)"
+        return _shorten(_render(node, Evaluator(self.scope)))
+
+    def _starts_workers(self, stmt: ast.stmt) -> bool:
+        for node in _own_nodes(stmt):
+            if isinstance(node, ast.Call) and _called_name(node) in self.stops:
+                return True
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                    node.id in self.stops and node.id not in self.scope.names:
+                return True  # a local function that builds a driver, handed on
+            if isinstance(node, ast.Attribute) and node.attr == WORKER_GROUP_ATTRIBUTE and \
+                    isinstance(node.ctx, ast.Store):
+                return True
+        return False
+
+
+def _exception(stmt: ast.Raise, walk: _Walk) -> tuple[str, str]:
+    exc = stmt.exc
+    if isinstance(exc, ast.Call):
+        name = _text(exc.func)
+        message = walk._message(exc.args[0]) if exc.args else "(no message)"
+        return name, message
+    return (_text(exc) if exc is not None else "the exception being handled"), "(no message)"
+
+
+def _render(node: ast.expr, evaluator: Evaluator) -> str:
+    """A message as the tree would print it, with the parts the config gives filled in
+    and the others left as `{expression}`."""
+    if isinstance(node, ast.Constant):
+        return str(node.value)
+    if isinstance(node, ast.JoinedStr):
+        parts: list[str] = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(str(part.value))
+            elif isinstance(part, ast.FormattedValue):
+                value = evaluator.value(part.value)
+                if isinstance(value, Known) and isinstance(value.value, str):
+                    parts.append(value.value)  # the message is shortened as a whole
+                elif isinstance(value, Known) and isinstance(value.value, (int, float, bool)):
+                    parts.append(show_value(value.value))
+                else:
+                    parts.append("{" + _text(part.value) + "}")
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _render(node.left, evaluator) + _render(node.right, evaluator)
+    value = evaluator.value(node)
+    if isinstance(value, Known) and isinstance(value.value, str):
+        return value.value
+    return _text(node)
+
+
+def _shorten(text: str) -> str:
+    text = re.sub(r"-{4,}|={4,}", " ", text)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+
+
+def _no_config(env: Sequence[str]) -> str:
+    if env:
+        names = ", ".join(f"${name}" for name in dict.fromkeys(env))
+        return (f"its test reads no config value, only the environment ({names}), which "
+                "is the run's machine's, not the config's")
+    return "its test reads no config value"
+
+
+def _why(value: Value, test: ast.expr) -> str:
+    reason = value.reason if isinstance(value, Unknown) else "its truth cannot be told"
+    return f"{_text(test)} is not decided by the config ({reason})"
+
+
+def _joined(one: dict[str, Value], other: dict[str, Value], reason: str) -> dict[str, Value]:
+    """The names after an `if` the config does not decide: a name both branches leave
+    alike keeps its value; one they set differently is unknown."""
+    out: dict[str, Value] = {}
+    for name in {*one, *other}:
+        a, b = one.get(name), other.get(name)
+        if a is not None and a == b:
+            out[name] = a
+        elif isinstance(a, Known) and isinstance(b, Known) and _same(a.value, b.value):
+            out[name] = a
+        else:
+            out[name] = Unknown(f"{name} is set differently where {reason}")
+    return out
+
+
+def _same(a: object, b: object) -> bool:
+    try:
+        return type(a) is type(b) and a == b
+    except Exception:
+        return False
+
+
+def _own_nodes(stmt: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a statement, not entering function or class bodies it defines."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                      ast.Lambda)):
+                stack.append(child)
+
+
+def _target_name(target: ast.expr) -> str | None:
+    if isinstance(target, ast.Name):
+        return target.id
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        return f"{target.value.id}.{target.attr}"
+    return None
+
+
+def _load(target: ast.expr) -> ast.expr:
+    if isinstance(target, ast.Name):
+        return ast.Name(id=target.id, ctx=ast.Load())
+    if isinstance(target, ast.Attribute):
+        return ast.Attribute(value=target.value, attr=target.attr, ctx=ast.Load())
+    return target
+
+
+def _is_environ(node: ast.expr, scope: Scope) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ"
+            and isinstance(node.value, ast.Name) and scope.imports.get(node.value.id) == "os")
+
+
+def _text(node: ast.AST) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 120 else text[:117] + "..."
