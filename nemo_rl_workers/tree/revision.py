@@ -85,14 +85,16 @@ class Revision:
     project_problem: str | None = None
 
     def label(self) -> str:
-        """What the first line of a report names: the tree, its commit, its schema."""
+        """What the first line of a report names: the tree, its version and commit, its
+        schema."""
         schema = (f"{self.schema} schema with _v2" if self.has_v2
                   else f"{self.schema} schema")
         if self.is_reference:
             return f"{REFERENCE_NAME} ({schema})"
+        version = f", version {one_line(self.version)}" if self.version else ""
         commit = f" at {self.commit[:12]}" if self.commit else ""
         # A folder's name may hold a newline: escaped, as `audit` escapes paths.
-        return f"{one_line(self.name)}{commit} ({schema}; {self.how})"
+        return f"{one_line(self.name)}{version}{commit} ({schema}; {self.how})"
 
     def as_json(self) -> dict[str, Any]:
         return {
