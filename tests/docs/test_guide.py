@@ -201,7 +201,11 @@ def test_github_workflow_block(block: Block, tmp_path: Path) -> None:
                 assert not {"runtime", "vllm"} & set(named[1].split(","))
                 assert "torch" not in text and "./stubs" in text
             else:
-                assert "torch==2.13.0" in extras["runtime"] and "torch==2.13.0" in text
+                # The extra is a range (what NeMo-RL locks must fit); the CPU build this
+                # machine's CI installs is pinned in the constraints file, as in the step.
+                pins = (REPO / "constraints" / "ci.txt").read_text(encoding="utf-8")
+                assert any(r.startswith("torch") for r in extras["runtime"])
+                assert "torch==2.13.0" in pins.splitlines() and "torch==2.13.0" in text
             assert "research/template_project" in text
             continue
         for line in lines:

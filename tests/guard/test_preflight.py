@@ -63,8 +63,8 @@ def test_an_upstream_recipe_is_judged_against_its_own_tree(tmp_path: Path) -> No
     config = str(TREE / "examples" / "configs" / "grpo_math_1B.yaml")
     done = _run(tmp_path, "--config", config, "policy.megatron_cfg.enabled=true")
     assert done.returncode == 1
-    assert done.stdout.startswith(f"NeMo-RL: {TREE} (dtensor_cfg schema with _v2; the "
-                                  "config's checkout)")
+    assert done.stdout.startswith(f"NeMo-RL: {TREE}, version 0.6.0 (dtensor_cfg schema with "
+                                  "_v2; the config's checkout)")
     assert ("policy: Megatron and Automodel are both enabled; set exactly one of "
             "policy.megatron_cfg.enabled or policy.dtensor_cfg.enabled to true.") in done.stdout
     assert RAN not in done.stdout

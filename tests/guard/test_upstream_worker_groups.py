@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES
 from tests.guard.upstream import CLI, SCRIPT, TREE, Run, run_upstream
 
 pytestmark = [
@@ -30,12 +31,15 @@ STARTED = ["EchoWorker DEAD", "EchoWorker DEAD", "RayWorkerBuilder.IsolatedWorke
 
 
 def _latin1_module(folder: Path) -> Path:
-    """A good actor class in a file that is not UTF-8: Python imports it (it declares its
-    encoding); the guard's source reader cannot read it (a tree the model cannot read)."""
+    """A good actor class in a latin-1 file (its coding cookie declares it, so Python and
+    the guard's reader both read it) padded past the source cap: Python imports it, the
+    guard's source reader refuses it (a tree the model cannot read)."""
     folder.mkdir(parents=True, exist_ok=True)
     text = ("# -*- coding: latin-1 -*-\n"
             '"""caf\xe9"""\nimport ray\n\n\n@ray.remote(num_cpus=0)\nclass Latin1Worker:\n'
             "    def echo(self, value: int) -> int:\n        return value\n")
+    padding = "#" * 1023 + "\n"
+    text += padding * (MAX_SOURCE_BYTES // len(padding) + 1)
     (folder / "guard_latin1_worker.py").write_bytes(text.encode("latin-1"))
     return folder
 
