@@ -45,15 +45,14 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     truth,
 )
 from nemo_rl_workers.errors import Problem
-from nemo_rl_workers.tree.knowledge import WORKER_GROUP_ATTRIBUTE
+from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
+from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
     from nemo_rl_workers.tree.source import ClassInfo, Function, Module, SourceTree
 
 Verdict = Literal["refuses", "passes", "undecided"]
-ALGORITHMS = "nemo_rl.algorithms"
-SETUP = "setup"
 CONFIG_PARAMS = ("config", "cfg")  # a constructor's config parameter, where not annotated
 MAX_MESSAGE = 300
 MAX_STATEMENTS = 5000  # statements walked per function (hostile source)
@@ -110,13 +109,20 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
                      environ: Mapping[str, str] | None = None) -> TreeRuleReport:
     """The tree's own rules for `config`: its algorithm's `setup` (the one whose entry
     config this is), then each (section path, driver) constructor, in that order."""
+    with collector_paused():  # it models the modules it walks (see tree.source.gc_pause)
+        return _tree_rule_report(config, revision, sections, environ)
+
+
+def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
+                      sections: Sequence[tuple[str, str]],
+                      environ: Mapping[str, str] | None) -> TreeRuleReport:
     report = TreeRuleReport()
     if revision.root is None:
         return report
     tree = source_tree(revision.root)
     env = Environ(os.environ if environ is None else environ)
     root = Path(revision.root)
-    setups, why = _setups(tree, config)
+    setups, why = _setups(tree, config, revision)
     if why:
         report.undecided.append(why)
     fields = functools.partial(_field, tree)
@@ -192,7 +198,7 @@ def _section(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
 
 def _model(tree: SourceTree, module: Module | None, annotation: str | None) -> object:
     """The tree's class an annotation names (`MasterConfig`), or None."""
-    from nemo_rl_workers.checks.audit.entry_configs import class_named
+    from nemo_rl_workers.tree.entry_configs import class_named
 
     return class_named(tree, module, annotation)
 
@@ -250,25 +256,22 @@ def _constructor(tree: SourceTree, revision: Revision,
     return info.methods["__init__"], module
 
 
-def _setups(tree: SourceTree, config: Mapping[str, Any]
+def _setups(tree: SourceTree, config: Mapping[str, Any], revision: Revision
             ) -> tuple[list[tuple[Function, Module | None]], str]:
     """The `setup` of the algorithm module whose entry config `config` is: the one whose
     required top-level keys the config has, the most specific if several; none (and
-    why) when no module's keys fit or two fit equally."""
-    from nemo_rl_workers.checks.audit.entry_configs import required_keys
-
+    why) when no module's keys fit or two fit equally. The keys come from the tree's model
+    (`Revision.setups`, cached with it): only the chosen module is modelled here."""
     top = set(config)
     fits: list[tuple[int, Function, Module]] = []
-    for name in sorted(n for n in {*tree.modules, *tree.pending}
-                       if n.startswith(f"{ALGORITHMS}.") and n.count(".") == 2):
+    for name, needs in sorted(_entry_keys(tree, revision).items()):
+        if needs is None or not set(needs) <= top:
+            continue
         module = tree.module(name)
         if module is None or SETUP not in module.functions:
             continue
         function = module.functions[SETUP]
-        if not function.params:
-            continue
-        needs = required_keys(tree, name)
-        if needs is not None and set(needs) <= top:
+        if function.params:
             fits.append((len(needs), function, module))
     if not fits:
         return [], ""
@@ -278,6 +281,16 @@ def _setups(tree: SourceTree, config: Mapping[str, Any]
         return [], (f"tree rules of the algorithm's setup: undecided: the config fits the "
                     f"entry config of {names} alike")
     return [(fits[0][1], fits[0][2])], ""
+
+
+def _entry_keys(tree: SourceTree, revision: Revision) -> dict[str, tuple[str, ...] | None]:
+    """Algorithm module -> the top-level keys its `setup`'s config requires: from the model
+    where it holds them, else read now (a model built without them)."""
+    if revision.setups:
+        return dict(revision.setups)
+    from nemo_rl_workers.tree.entry_configs import setup_keys
+
+    return setup_keys(tree)
 
 
 def _stops(tree: SourceTree, revision: Revision, function: Function) -> frozenset[str]:

@@ -175,3 +175,10 @@ EXTENSION_FIELD: Final = "worker_extension_cls_fqn"
 
 LIBRARY_PACKAGE: Final = "nemo_rl_workers"
 """A tree whose drivers import this selects its workers through this project's table."""
+
+
+ALGORITHMS: Final = "nemo_rl.algorithms"
+"""The package whose modules are the algorithms an entry config runs (GRPO, PPO, SFT, ...)."""
+
+SETUP: Final = "setup"
+"""An algorithm module's function that builds its workers from the whole config."""

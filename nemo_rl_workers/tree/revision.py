@@ -67,6 +67,9 @@ class Revision:
     drivers: Mapping[str, str] = field(default_factory=dict)
     # Every driver class's name -> its FQN, for the rules read from its constructor.
     driver_fqns: Mapping[str, str] = field(default_factory=dict)
+    # Algorithm module with a `setup` -> the top-level keys its entry config requires
+    # (None: it declares none the model reads): which setup a recipe runs.
+    setups: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
     version: str | None = None  # what its nemo_rl/package_info.py says (read as data)

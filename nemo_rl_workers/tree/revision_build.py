@@ -18,6 +18,7 @@ from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 from nemo_rl_workers.tree.checkout import PACKAGE, project_pin
 from nemo_rl_workers.tree.conditions import key_chain
 from nemo_rl_workers.tree.drivers import DriverReader
+from nemo_rl_workers.tree.entry_configs import setup_keys
 from nemo_rl_workers.tree.git_head import head_commit
 from nemo_rl_workers.tree.knowledge import (
     DRIVER_ROLES,
@@ -101,6 +102,7 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
         driver_fqns={d.name: d.fqn for d in side.drivers.values()},
+        setups=setup_keys(tree),
         undecided=tuple(undecided), unread=unread,
         registry_problems=tuple(_relative_line(p, root) for p in side.registry_problems),
         class_problems=_class_problems(tree, resolver, rows, root))

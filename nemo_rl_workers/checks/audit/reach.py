@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from nemo_rl_workers.checks.audit.config_tests import ConfigTest, Origin, config_tests
-from nemo_rl_workers.checks.audit.entry_configs import required_keys
 from nemo_rl_workers.tree.conditions import (
     Condition,
     condition_of,
@@ -37,6 +36,7 @@ from nemo_rl_workers.tree.conditions import (
     test_holds,
 )
 from nemo_rl_workers.tree.drivers import Dispatch, DriverSide, WorkerChoice, restricted
+from nemo_rl_workers.tree.entry_configs import required_keys
 from nemo_rl_workers.tree.source import CallSite, Function, Guard, SourceTree
 
 Reach: TypeAlias = Literal["reachable", "guarded", "latent"]
