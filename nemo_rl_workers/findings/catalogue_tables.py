@@ -629,7 +629,9 @@ LOAD: Rows = (
     ),
     (
         'yaml',
-        ('YAML syntax, duplicate keys, non-string keys, `!!python` and other tags, '
+        ('YAML syntax, duplicate keys, non-string keys (a float, a boolean, a null; an '
+         'integer key loads, and `check` reports it as a problem naming the key, exit 1: '
+         'quote it), `!!python` and other tags, '
          "nesting deeper than 100 levels, an integer over Python's 4,300-digit limit"),
     ),
     (
