@@ -7,12 +7,23 @@ Tests count what exists with `nemo_rl.distributed.inventory`.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The tool keeps tree models in the user's cache folder by default: the suite keeps its
+# own, one per session (the commands it runs in subprocesses inherit it), so a run neither
+# reads answers an earlier run left in ~/.cache nor leaves any there.
+if "NEMO_RL_WORKERS_CACHE_DIR" not in os.environ:
+    _CACHE = tempfile.mkdtemp(prefix="nemo-rl-workers-tests-cache-")
+    os.environ["NEMO_RL_WORKERS_CACHE_DIR"] = _CACHE
+    atexit.register(shutil.rmtree, _CACHE, True)
 
 # tests/cluster starts its own multi-node Ray cluster, which cannot share a process with the
 # session cluster below: `make test-cluster` runs it alone, with this variable set.

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.model.resolver import Resolution, resolve_sections
 from nemo_rl_workers.model.sections import read_by_checks, section_at
-
-if TYPE_CHECKING:
-    from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.reading.origin import locate
 
 if TYPE_CHECKING:
+    from nemo_rl_workers.reading.load_answers import LoadAnswers
     from nemo_rl_workers.reading.loader import LoadedConfig
+    from nemo_rl_workers.tree.revision import Revision
 
 
 @dataclass
@@ -36,6 +35,8 @@ class ConfigReport:
     # What was skipped because of the NeMo-RL judged against, not this config (a rule
     # family that tree's schema has no use for): a text report says it once per run.
     revision_notes: list[str] = field(default_factory=list)
+    # Cache entries not trusted while this config was judged (said once, on stderr).
+    cache_notes: list[str] = field(default_factory=list)
     # Set when the file could not be used at all (exit code 2).
     unusable: str | None = None
     # The world size the preflight rules ran with, and how the config's `cluster:` gave
@@ -61,12 +62,14 @@ def analyze_file(
     `only_read_env`: an unset `${oc.env:...}` fails the load only where the rules read the
     value (`load_for_check`). `revision`: the NeMo-RL to judge against (None: the
     reference)."""
+    from nemo_rl_workers.checks.derived_answers import KeptLoads
     from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
 
     report = ConfigReport(config=path, revision=revision)
+    kept = KeptLoads.of(revision)
     try:
         if only_read_env:
-            config, lines = load_for_check(path, overrides)
+            config, lines = load_for_check(path, overrides, kept)
         else:
             config, lines = load_config_located(path, overrides)
     except ConfigLoadError as err:
@@ -75,6 +78,8 @@ def analyze_file(
         same_file = err.file is None or err.file == os.path.normpath(path)
         report.unusable = err.reason if same_file else str(err)
         return report
+    if kept is not None:
+        report.cache_notes.extend(kept.notes)
     if world_size is None and world_size_from_config:
         from nemo_rl_workers.model.cluster_size import policy_world_size
 
@@ -92,13 +97,15 @@ def analyze_file(
     return report
 
 
-def load_for_check(path: str, overrides: Sequence[str] = ()) -> LoadedConfig:
+def load_for_check(path: str, overrides: Sequence[str] = (),
+                   kept: LoadAnswers | None = None) -> LoadedConfig:
     """The config as `check` loads it: an interpolation of an unset environment variable
     outside the parts the rules read (a recipe's `data:` paths under `$HF_HOME`) keeps its
-    text instead of failing the load; where a rule reads it, the load fails as before."""
+    text instead of failing the load; where a rule reads it, the load fails as before.
+    `kept`: where parses and resolutions made before are kept (the tree model's cache)."""
     from nemo_rl_workers.reading.loader import load_config_located
 
-    return load_config_located(path, overrides, needed=read_by_checks)
+    return load_config_located(path, overrides, needed=read_by_checks, kept=kept)
 
 
 def analyze_config(
@@ -176,6 +183,7 @@ def analyze_for_tree(
         own = tree_rule_report(config, revision, list(verdict.drivers.items()))
         merge_problems(report.problems, own.problems)
         report.skipped.extend(own.undecided)
+        report.cache_notes.extend(own.notes)
     report.workers.extend(verdict.resolutions)
     report.warnings.extend(verdict.warnings)
     report.skipped.extend(verdict.notes)

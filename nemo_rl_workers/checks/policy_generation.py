@@ -36,9 +36,9 @@ def policy_generates(revision: Revision, backend: str, driver: str | None,
     own); `policy_driver`: the driver of the policy section."""
     if revision.root is None:
         return None
-    from nemo_rl_workers.checks.tree_rules import source_tree
+    from nemo_rl_workers.tree.source_kept import tree_source
 
-    tree = source_tree(revision.root)
+    tree = tree_source(revision.root)
     root = Path(revision.root)
     if driver is not None:
         return _takes_the_policy(tree, revision, driver, policy_driver, root)

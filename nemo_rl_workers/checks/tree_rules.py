@@ -47,6 +47,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.source_kept import tree_source
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
@@ -101,26 +102,41 @@ class TreeRule:
 class TreeRuleReport:
     problems: list[Problem] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
-    rules: list[TreeRule] = field(default_factory=list)
+    rules: list[TreeRule] = field(default_factory=list)  # empty when read from the cache
+    notes: list[str] = field(default_factory=list)  # a cache entry not trusted
 
 
 def tree_rule_report(config: Mapping[str, Any], revision: Revision,
                      sections: Sequence[tuple[str, str]],
                      environ: Mapping[str, str] | None = None) -> TreeRuleReport:
     """The tree's own rules for `config`: its algorithm's `setup` (the one whose entry
-    config this is), then each (section path, driver) constructor, in that order."""
+    config this is), then each (section path, driver) constructor, in that order.
+    `environ` (default: the process's) is what the tree's code reads from `os.environ`;
+    with the process's, the verdicts are kept with the tree's model (`derived_answers`)."""
+    from nemo_rl_workers.checks.derived_answers import cached_report
+
+    if revision.root is None:
+        return TreeRuleReport()
+    if environ is not None:
+        return _judged(config, revision, sections, environ)
+    return cached_report(revision, config, sections,
+                         functools.partial(_judged, config, revision, sections))
+
+
+def _judged(config: Mapping[str, Any], revision: Revision,
+            sections: Sequence[tuple[str, str]], environ: Mapping[str, str]) -> TreeRuleReport:
     with collector_paused():  # it models the modules it walks (see tree.source.gc_pause)
         return _tree_rule_report(config, revision, sections, environ)
 
 
 def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
                       sections: Sequence[tuple[str, str]],
-                      environ: Mapping[str, str] | None) -> TreeRuleReport:
+                      environ: Mapping[str, str]) -> TreeRuleReport:
     report = TreeRuleReport()
     if revision.root is None:
         return report
-    tree = source_tree(revision.root)
-    env = Environ(os.environ if environ is None else environ)
+    tree = tree_source(revision.root)  # the one the revision was just built from, if so
+    env = Environ(environ)
     root = Path(revision.root)
     setups, why = _setups(tree, config, revision)
     if why:
@@ -171,15 +187,6 @@ def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
             report.problems.append(rule.problem(section or "config"))
         elif rule.verdict == "undecided":
             report.undecided.append(rule.line())
-
-
-@functools.cache
-def source_tree(root: str) -> SourceTree:
-    from nemo_rl_workers.tree.source import read_tree
-
-    # Nothing modelled until asked for: a check reads a few modules (its drivers', its
-    # algorithm's), not the whole tree.
-    return read_tree(Path(root), packages=["nemo_rl"], eager=lambda _text: False)
 
 
 def _scope(function: Function, module: Module | None, environ: Environ,

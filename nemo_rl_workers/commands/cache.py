@@ -17,6 +17,9 @@ import os
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nemo_rl_workers.checks.config_check import ConfigReport
     from nemo_rl_workers.checks.static_cache import StaticCache
     from nemo_rl_workers.tree.checkout import Checkout
     from nemo_rl_workers.tree.revision import Revision
@@ -86,3 +89,11 @@ class Revisions:
         for note in self.notes:
             print(f"nemo-rl-workers: warning: {note}", file=self.err)
         self.notes.clear()
+
+
+def say_cache_notes(reports: Sequence[ConfigReport], err: TextIO) -> None:
+    """The lines about cache entries not trusted while the configs were judged, once each."""
+    from nemo_rl_workers.errors import one_line
+
+    for note in dict.fromkeys(n for report in reports for n in report.cache_notes):
+        print(f"nemo-rl-workers: warning: {one_line(note)}", file=err)

@@ -45,6 +45,9 @@ def main(
             from nemo_rl_workers.commands.run import run_command
 
             return run_command(given[1:], preflight=check_recipe)
+        from nemo_rl_workers.tree.source_kept import freeze_kept_models
+
+        freeze_kept_models()  # the process is the command's own (see tree.source_kept)
     # SafeStream is a TextIOBase; the commands only write, print and ask isatty.
     safe_out = cast(TextIO, SafeStream(out if out is not None else sys.stdout))
     safe_err = cast(TextIO, SafeStream(err if err is not None else sys.stderr))
@@ -182,6 +185,7 @@ def _registry_unusable(err: TextIO) -> bool:
 
 
 def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
+    from nemo_rl_workers.commands.cache import say_cache_notes
     from nemo_rl_workers.findings.report import (
         render_text,
         report_json,
@@ -189,6 +193,7 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
         use_color,
     )
 
+    say_cache_notes(reports, err)
     for report in reports:
         if report.unusable is not None:
             print(f"nemo-rl-workers: {one_line(report.config)}: {one_line(report.unusable)}",

@@ -20,6 +20,9 @@ EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 
 
 def emit_check(reports: Sequence[ConfigReport], fmt: str, out: TextIO, err: TextIO) -> int:
+    from nemo_rl_workers.commands.cache import say_cache_notes
+
+    say_cache_notes(reports, err)
     for report in reports:
         if report.unusable is not None:
             print(f"nemo-rl-workers: {one_line(report.config)}: {one_line(report.unusable)}",

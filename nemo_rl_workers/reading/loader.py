@@ -33,11 +33,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import yaml
-from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading import safe_read
@@ -51,6 +49,9 @@ from nemo_rl_workers.reading.origin import remember
 from nemo_rl_workers.reading.pruned_resolve import plain_copy, resolve_pruned
 from nemo_rl_workers.reading.safe_read import ConfigLoadError as ConfigLoadError  # its public home
 from nemo_rl_workers.reading.safe_read import exists, parse_yaml, read_text, resolved
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.reading.load_answers import LoadAnswers
 
 # The reader's limits and error kinds stay importable from here, where users met them.
 MAX_FILE_BYTES = safe_read.MAX_FILE_BYTES
@@ -85,6 +86,7 @@ class _Session:
     """State of one load: parsed files (a diamond parses each once) and the limits."""
 
     root: Path | None
+    kept: LoadAnswers | None = None  # parses kept between runs (`load_answers`)
     parsed: dict[Path, _Parsed] = field(default_factory=dict)
     files_loaded: int = 0
     # For each parent being merged: the files it reads (as named) and the longest chain.
@@ -113,8 +115,26 @@ def _line_map(node: yaml.Node, prefix: str, shown: str, out: Lines) -> None:
             _line_map(item, path, shown, out)
 
 
-def _parse(path: Path, shown: str) -> _Parsed:
-    node, data = parse_yaml(read_text(path, shown), shown)
+def _parse(path: Path, shown: str, kept: LoadAnswers | None = None) -> _Parsed:
+    text = read_text(path, shown)
+    if kept is None:
+        return _parse_text(text, shown)
+    from nemo_rl_workers.reading.load_answers import parse_answer, parse_from, parse_question
+
+    question = parse_question(shown, text)
+    answer = kept.get(question)
+    found = parse_from(answer) if answer is not None else None
+    if found is not None:
+        return _Parsed(*found)
+    parsed = _parse_text(text, shown)
+    stored = parse_answer(parsed.data, parsed.lines)
+    if stored is not None:
+        kept.put(question, stored)
+    return parsed
+
+
+def _parse_text(text: str, shown: str) -> _Parsed:
+    node, data = parse_yaml(text, shown)
     lines: Lines = {}
     if node is not None:
         _line_map(node, "", shown, lines)
@@ -163,7 +183,8 @@ _PARSE_CACHE_FILES = 512
 _PARSE_CACHE_MAX_BYTES = 256 * 1024
 
 
-def _parse_cached(path: Path, real: Path, shown: str) -> _Parsed:
+def _parse_cached(path: Path, real: Path, shown: str,
+                  kept: LoadAnswers | None = None) -> _Parsed:
     """`_parse`, remembered per (file, mtime, size, shown name): recipes share parents.
 
     Parsed data is never mutated (merges copy what they change), so sharing is safe.
@@ -175,7 +196,7 @@ def _parse_cached(path: Path, real: Path, shown: str) -> _Parsed:
     key = (real, stat.st_mtime_ns, stat.st_size, shown)
     cached = _PARSE_CACHE.get(key)
     if cached is None:
-        cached = _parse(path, shown)
+        cached = _parse(path, shown, kept)
         if stat.st_size <= _PARSE_CACHE_MAX_BYTES:
             if len(_PARSE_CACHE) >= _PARSE_CACHE_FILES:
                 _PARSE_CACHE.clear()
@@ -391,7 +412,7 @@ def _load_chain_uncached(
         deepest[0] = max(deepest[0], len(chain))
     parsed = session.parsed.get(real)
     if parsed is None:
-        parsed = session.parsed[real] = _parse_cached(path, real, shown)
+        parsed = session.parsed[real] = _parse_cached(path, real, shown, session.kept)
     session.files_loaded += 1
     if session.files_loaded > MAX_FILES:
         raise ConfigLoadError(
@@ -430,8 +451,9 @@ def _load_chain_uncached(
     return _merge(merged, own, shown)
 
 
-def _load_merged(path: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> _Parsed:
-    session = _Session(root=Path(root).resolve() if root is not None else None)
+def _load_merged(path: str | os.PathLike[str], root: str | os.PathLike[str] | None,
+                 kept: LoadAnswers | None = None) -> _Parsed:
+    session = _Session(root=Path(root).resolve() if root is not None else None, kept=kept)
     top = Path(path)
     shown = _display(top)
     if not exists(top, shown):
@@ -570,6 +592,8 @@ SAFE_RESOLVERS = frozenset({*RESOLVERS, "oc.env"})
 
 
 def register_resolvers() -> None:
+    from omegaconf import OmegaConf  # loaded where a config interpolates, not before
+
     for name, fn in RESOLVERS.items():
         if not OmegaConf.has_resolver(name):
             OmegaConf.register_resolver(name, fn)
@@ -584,8 +608,40 @@ def _interpolates(node: object) -> bool:
 
 
 def _omegaconf_resolved(data: dict[str, Any]) -> dict[str, Any]:
+    from omegaconf import OmegaConf
+
     with memoized_select():  # each select once (check_budget counts them so)
         return cast(dict[str, Any], OmegaConf.to_container(OmegaConf.create(data), resolve=True))
+
+
+def _resolve_kept(
+    data: dict[str, Any], shown: str, needed: Callable[[str], bool] | None,
+    kept: LoadAnswers | None,
+) -> dict[str, Any]:
+    """`_resolve`'s answer, from `kept` where it holds the answer to this question (the
+    merged data, the environment variables it interpolates, `needed`'s name)."""
+    if kept is None or not _interpolates(data):
+        return _resolve(data, shown, needed)
+    from nemo_rl_workers.reading.load_answers import (
+        resolution_from,
+        resolution_question,
+        storable,
+    )
+
+    question = resolution_question(data, needed)
+    if question is None:
+        return _resolve(data, shown, needed)
+    answer = kept.get(question)
+    found = resolution_from(answer) if answer is not None else None
+    if found is not None:
+        # What resolving walks first (the budget, which remembers every value read through
+        # `${oc.env:...}` so that output redacts it): a kept answer is redacted alike.
+        check_budget(data, shown)
+        return found
+    config = _resolve(data, shown, needed)
+    if storable(config):
+        kept.put(question, {"config": config})
+    return config
 
 
 def _resolve(
@@ -680,6 +736,8 @@ def _resolve_unset_env(
 
 def _resolve_whole(data: dict[str, Any], shown: str) -> dict[str, Any]:
     """Resolution by OmegaConf over the whole config: the reference answer and error."""
+    from omegaconf.errors import OmegaConfBaseException
+
     try:
         resolved = _omegaconf_resolved(data)
     except OmegaConfBaseException as e:
@@ -703,6 +761,7 @@ def load_config_located(
     *,
     root: str | os.PathLike[str] | None = None,
     needed: Callable[[str], bool] | None = None,
+    kept: LoadAnswers | None = None,
 ) -> LoadedConfig:
     """The resolved config and, for each dotted path, the file and line that set it.
 
@@ -712,15 +771,17 @@ def load_config_located(
     With `needed` (dotted path -> whether the caller reads it), a `${oc.env:NAME}` of
     an unset variable fails the load only where a needed key's value is built from it;
     elsewhere (a recipe's `data:` paths under `$HF_HOME`) the value keeps its text.
+    With `kept`, a parse or resolution made before on the same text, data and environment
+    is taken from it (`load_answers`), and a new one stored there.
     """
-    merged = _load_merged(path, root)
+    merged = _load_merged(path, root, kept)
     shown = _display(Path(path))
     data = merged.data
     if overrides:
         data = copy.deepcopy(data)
         for item in overrides:
             _apply_override(data, item, shown)
-    config = _resolve(data, shown, needed)
+    config = _resolve_kept(data, shown, needed, kept)
     # So Policy / VllmGeneration can name the file and line of a section's problems.
     remember(config, shown, merged.lines)
     return LoadedConfig(config, merged.lines)

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from omegaconf._yaml import get_yaml_loader  # the loader OmegaConf.load itself uses
 
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading.guarded_file import FileRefused, os_reason, read_regular
@@ -204,6 +203,10 @@ def parse_yaml(
     """The node tree and data of one YAML document, after every limit of this module."""
     # OmegaConf's own count takes every node, aliases or not (60,000 plain keys would be
     # refused); `_check_aliases` counts what aliases add. OmegaConf still refuses recursion.
+    # The loader OmegaConf.load itself uses; imported here, so a run whose configs are all
+    # answered from the cache (`load_answers`) never loads OmegaConf.
+    from omegaconf._yaml import get_yaml_loader
+
     loader = get_yaml_loader(max_yaml_expanded_nodes=None)(text)
     bomb = ConfigLoadError(
         shown,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.tree.cache import ContentCache
 from nemo_rl_workers.tree.conditions import Condition, describe
 
 NEW_SCHEMA = "automodel_cfg"
@@ -86,6 +87,12 @@ class Revision:
     registry_problems: tuple[str, ...] = ()
     # Why the tree's pyproject.toml could not be used (so `vllm_pin` is not known), if so.
     project_problem: str | None = None
+    # The content key the model was stored or loaded under, and the cache holding it
+    # (both None without a cache): answers derived from the model and a config (the
+    # tree's own rules on it) are kept there under keys that extend this one. Never
+    # stored; not part of what the model says.
+    key: str | None = field(default=None, compare=False)
+    answers: ContentCache | None = field(default=None, compare=False, repr=False)
 
     def label(self) -> str:
         """What the first line of a report names: the tree, its version and commit, its

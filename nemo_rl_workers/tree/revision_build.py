@@ -40,6 +40,7 @@ from nemo_rl_workers.tree.source import (
     resolve_fqn,
 )
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.source_kept import keep, let_go
 from nemo_rl_workers.tree.tree_version import tree_version
 
 
@@ -66,7 +67,9 @@ def build_revision(root: Path, how: str, name: str | None = None) -> Revision:
 
 
 def _build_revision(root: Path, how: str, name: str | None) -> Revision:
+    let_go()  # an earlier tree's model, and what was frozen with it (see source_kept)
     tree = read_tree(root, packages=[PACKAGE], eager=driver_side)
+    keep(root, tree)  # the tree's own rules walk some of it next (see source_kept)
     # What could not be read or parsed while the tree was read: an unreadable file, or a
     # module the driver marker chose to parse now. Either may hold a driver.
     unread = tuple(_shown(problem, root) for problem in tree.problems)

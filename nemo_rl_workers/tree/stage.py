@@ -9,6 +9,7 @@ nothing unread that could hold one) is `UnusableCheckout`: one line, exit code 2
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from nemo_rl_workers.tree.cache import ContentCache
@@ -59,14 +60,22 @@ def _tree_revision(root: Path, how: str, name: str,
                 note = (f"cache entry {cache.describe(key)} holds a damaged model ({bad}); "
                         "ignored, the tree is read again")
             else:
-                return (_as_reference(how) if stored is None else stored), None
+                return (_as_reference(how) if stored is None
+                        else _kept_under(stored, key, cache)), None
         elif loaded.ignored is not None:
             note = (f"cache entry {cache.describe(key)} {loaded.ignored}; ignored, the tree "
                     "is read again")
     revision, storable = _build(root, how, name)
     if cache is not None and key is not None and storable:
         cache.store(key, as_payload(None if revision.is_reference else revision))
+        if not revision.is_reference:
+            revision = _kept_under(revision, key, cache)
     return revision, note
+
+
+def _kept_under(revision: Revision, key: str, cache: ContentCache) -> Revision:
+    """The model, with where answers derived from it are kept (`Revision.answers`)."""
+    return dataclasses.replace(revision, key=key, answers=cache)
 
 
 def _as_reference(how: str) -> Revision:

@@ -46,6 +46,7 @@ from nemo_rl_workers.tree.source import (
     resolve_fqn,
 )
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.source_kept import let_go
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.extensions import ExtensionSection
@@ -260,6 +261,7 @@ def _audit(
     # every module modelled (it looks for what generation workers hand vLLM anywhere).
     # Entry scripts (`examples/**/*.py`) start actors and call them by name too.
     scripts = [ENTRY_SCRIPTS] if (root / ENTRY_SCRIPTS).is_dir() else []
+    let_go()  # the revision's narrower model of this tree: never two alive at once
     tree = read_tree(root, packages=[PACKAGE, *scripts],
                      stub_roots=[*paths, *(stub_roots() if stubs is None else stubs)],
                      eager=driver_side if extend is None else _extension_side)

@@ -1,0 +1,191 @@
+"""Answers derived from a tree's model and one config, kept with the model.
+
+Two answers make up most of a cached `check`'s time, and both are kept in the content
+cache that holds the model (`Revision.answers`), under keys that extend its content key
+(`Revision.key`: every module of the tree and this program's own code):
+
+- the config's load (`KeptLoads`: each file's parse and the resolution, asked by
+  `reading.load_answers`' questions);
+- the tree's own rules' verdicts on it (`cached_report`).
+
+Running the rules means walking the algorithm's `setup` and the drivers' constructors in the
+source model: most of a cached `check`'s time if done on every run. The verdicts depend
+on the tree (its model's content key, `Revision.key`, which covers every module and this
+program's own code), the loaded config (its canonical JSON: the `defaults:` chain and
+the overrides already applied), the sections judged, and the environment variables the
+walk read. The last are known only once it ran: an entry records each one's value, and
+is used only where the process's are the same (the entry is then replaced).
+
+An entry that is damaged or not of its type is ignored with one line, as every cache
+entry is (`tree.cache`); a config JSON cannot hold exactly (an integer key) is judged
+afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nemo_rl_workers.errors import Problem
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.tree_rules import TreeRuleReport
+    from nemo_rl_workers.tree.revision import Revision
+
+_KIND = "tree-rules"
+_LOADS = "config-load"
+_FIELDS = 7  # a problem's path, expected, given, message, rule, file, line
+
+
+class ReadEnviron(Mapping[str, str]):
+    """The process's environment, with the names looked up in it recorded."""
+
+    def __init__(self, base: Mapping[str, str]) -> None:
+        self.base = base
+        self.read: dict[str, str | None] = {}
+        self.whole = False  # iterated: every variable counts
+
+    def __getitem__(self, name: str) -> str:
+        self.read[name] = self.base.get(name)
+        return self.base[name]
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, str):
+            self.read[name] = self.base.get(name)
+        return name in self.base
+
+    def __iter__(self) -> Iterator[str]:
+        self.whole = True
+        return iter(self.base)
+
+    def __len__(self) -> int:
+        self.whole = True
+        return len(self.base)
+
+
+class KeptLoads:
+    """`reading.load_answers.LoadAnswers` in the model's cache: a config's parses and
+    resolution. Lines about entries not trusted are in `notes`."""
+
+    def __init__(self, revision: Revision) -> None:
+        self.revision = revision
+        self.notes: list[str] = []
+
+    @classmethod
+    def of(cls, revision: Revision | None) -> KeptLoads | None:
+        if revision is None or revision.key is None or revision.answers is None:
+            return None
+        return cls(revision)
+
+    def _key(self, question: str) -> str:
+        return hashlib.sha256(f"{_LOADS}\0{self.revision.key}\0{question}".encode()
+                              ).hexdigest()
+
+    def get(self, question: str) -> dict[str, Any] | None:
+        cache = self.revision.answers
+        if cache is None:
+            return None
+        key = self._key(question)
+        loaded = cache.load_entry(key)
+        if loaded.ignored is not None:
+            self.notes.append(f"cache entry {cache.describe(key)} {loaded.ignored}; "
+                              "ignored, the config is loaded again")
+        return loaded.payload
+
+    def put(self, question: str, answer: dict[str, Any]) -> None:
+        if self.revision.answers is not None:
+            self.revision.answers.store(self._key(question), answer)
+
+
+def answer_key(revision: Revision, config: Mapping[str, Any],
+               sections: Sequence[tuple[str, str]]) -> str | None:
+    """The entry's key, or None where no entry can be kept (no cache; a config the
+    canonical JSON cannot hold)."""
+    from nemo_rl_workers.reading.load_answers import storable
+
+    if revision.key is None or revision.answers is None or not storable(dict(config)):
+        return None  # JSON would not tell an integer key from its string
+    try:
+        question = json.dumps([dict(config), [list(s) for s in sections]], sort_keys=True,
+                              ensure_ascii=True, allow_nan=True, default=repr)
+    except (TypeError, ValueError, RecursionError):  # keys of mixed types, a cycle
+        return None
+    digest = hashlib.sha256(f"{_KIND}\0{revision.key}\0".encode())
+    digest.update(question.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def cached_report(revision: Revision, config: Mapping[str, Any],
+                  sections: Sequence[tuple[str, str]],
+                  judge: Callable[[Mapping[str, str]], TreeRuleReport]) -> TreeRuleReport:
+    """The verdicts from the entry that holds them for this process's environment, else
+    `judge(environ)`'s, stored. A line about an untrusted entry is in `notes`."""
+    key = answer_key(revision, config, sections)
+    cache = revision.answers
+    if key is None or cache is None:
+        return judge(os.environ)
+    note = ""
+    loaded = cache.load_entry(key)
+    if loaded.payload is not None:
+        try:
+            stored = _from_payload(loaded.payload)
+        except ValueError as bad:
+            note = f"holds damaged verdicts ({bad})"
+        else:
+            if stored is not None:
+                return stored
+    elif loaded.ignored is not None:
+        note = loaded.ignored
+    environ = ReadEnviron(os.environ)
+    report = judge(environ)
+    if note:
+        report.notes.append(f"cache entry {cache.describe(key)} {note}; ignored, the "
+                            "tree's own rules are run again")
+    if not environ.whole:
+        for rule in report.rules:  # a refusal's sentence says whether they are set
+            for name in rule.env:
+                environ.read.setdefault(name, os.environ.get(name))
+        cache.store(key, _as_payload(report, environ.read))
+    return report
+
+
+def _as_payload(report: TreeRuleReport, environ: Mapping[str, str | None]) -> dict[str, Any]:
+    return {"environ": dict(environ), "undecided": list(report.undecided),
+            "problems": [[p.path, p.expected, p.given, p.message, p.rule, p.file, p.line]
+                         for p in report.problems]}
+
+
+def _from_payload(payload: Mapping[str, Any]) -> TreeRuleReport | None:
+    """The stored verdicts; None where this process's environment differs from the one
+    they were made in. ValueError for a payload `_as_payload` does not write."""
+    from nemo_rl_workers.checks.tree_rules import TreeRuleReport
+
+    environ = payload.get("environ")
+    if not isinstance(environ, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in environ.items()):
+        raise ValueError("an environment of another shape")
+    undecided = payload.get("undecided")
+    problems = payload.get("problems")
+    if not isinstance(undecided, list) or not all(isinstance(u, str) for u in undecided):
+        raise ValueError("undecided lines of another shape")
+    if not isinstance(problems, list):
+        raise ValueError("problems of another shape")
+    if any(os.environ.get(name) != value for name, value in environ.items()):
+        return None
+    return TreeRuleReport(problems=[_problem(item) for item in problems],
+                          undecided=list(undecided))
+
+
+def _problem(item: object) -> Problem:
+    if not isinstance(item, list) or len(item) != _FIELDS:
+        raise ValueError("a problem of another shape")
+    path, expected, given, message, rule, file, line = item
+    if not all(isinstance(text, str) for text in (path, expected, given, message, rule)):
+        raise ValueError("a problem's text is not a string")
+    if not (file is None or isinstance(file, str)) or not (
+            line is None or (isinstance(line, int) and not isinstance(line, bool))):
+        raise ValueError("a problem's place is not a file and line")
+    return Problem(path, expected, given, message, rule, file, line)

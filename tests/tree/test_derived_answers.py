@@ -1,0 +1,146 @@
+"""What `check` derives from a tree's model and a config, kept with the model (issue 33,
+item 4): the config's load (each file's parse, the resolution) and the tree's own rules'
+verdicts. A second check answers from them; what they depend on beyond the files (the
+environment variables the tree's code and the interpolations read) makes them asked
+again; a damaged entry is one line, never trusted."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nemo_rl_workers.checks import tree_rules
+from nemo_rl_workers.commands.cli import main
+from nemo_rl_workers.reading import interpolation, loader
+from nemo_rl_workers.tree.cache import FORMAT
+from tests.revision.test_tree_rules import POLICY_WITH_RULES, RULES_CONFIG
+from tests.revision.trees import GENERATION, OLD_FILES, config, write
+
+# The fork refuses one model by name; the recipe's model comes from the environment.
+POLICY = POLICY_WITH_RULES.replace(
+    "        shards = ",
+    '        assert config["model_name"] != "banned", "this fork refuses the banned model"\n'
+    "        shards = ")
+INTERPOLATED = RULES_CONFIG.replace("model_name: tiny", "model_name: ${oc.env:MODEL,tiny}")
+
+
+def _tree(tmp_path: Path) -> Path:
+    return write(tmp_path, {**OLD_FILES, "nemo_rl/models/policy/lm_policy.py": POLICY,
+                            "nemo_rl/models/generation/vllm_generation.py": GENERATION})
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture()
+def checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, ...]]:
+    monkeypatch.delenv("FORK_IGNORE_SHARDS", raising=False)
+    monkeypatch.delenv("MODEL", raising=False)
+    root = _tree(tmp_path)
+    path = config(root, "fork.yaml", INTERPOLATED)
+    yield ("check", "--no-verify", "--nemo-rl", str(root), "--cache-dir",
+           str(tmp_path / "cache"), path)
+
+
+def _refused(out: str) -> list[str]:
+    """The config path each problem names."""
+    return [line.split(": ", 3)[2] for line in out.splitlines() if "problem:" in line]
+
+
+def _nothing_derived_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Faults injected on purpose: walking the tree's rules, parsing YAML or resolving
+    interpolations again fails the test."""
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("derived again although the cache holds the answer")
+
+    monkeypatch.setattr(tree_rules, "_tree_rule_report", refuse)
+    monkeypatch.setattr(loader, "_parse_text", refuse)
+    monkeypatch.setattr(loader, "_resolve", refuse)
+    loader._PARSE_CACHE.clear()  # this process's own memo of parses: not the cache
+    loader._MERGED.clear()
+
+
+def test_a_second_check_is_answered_from_what_the_first_derived(
+        checked: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    first = run(*checked)
+    assert first[0] == 1 and _refused(first[1]) == ["policy.train_micro_batch_size"]
+    assert "this NeMo-RL refuses the config before any worker starts" in first[1]
+    _nothing_derived_again(monkeypatch)
+    assert run(*checked) == first
+
+
+def test_the_environment_the_tree_reads_asks_again(
+        checked: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree's rules read $FORK_IGNORE_SHARDS: set, the cached refusal does not hold."""
+    assert run(*checked)[0] == 1
+    monkeypatch.setenv("FORK_IGNORE_SHARDS", "1")
+    code, out, err = run(*checked)
+    assert (code, _refused(out), err) == (0, [], "")
+    monkeypatch.delenv("FORK_IGNORE_SHARDS")
+    assert run(*checked)[0] == 1
+
+
+def test_the_environment_the_config_interpolates_asks_again(
+        checked: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """${oc.env:MODEL,tiny}: the fork refuses the model $MODEL names; a value read from the
+    environment is redacted in the output, answered from the cache or not."""
+    monkeypatch.setattr(interpolation, "_ENV_VALUES", {})  # what this process redacts
+    monkeypatch.setenv("FORK_IGNORE_SHARDS", "1")
+    assert run(*checked)[0] == 0
+    monkeypatch.setenv("MODEL", "banned")
+    code, out, _ = run(*checked)
+    assert (code, _refused(out)) == (1, ["policy.model_name"])
+    assert "banned" not in out and "<redacted $MODEL>" in out
+    monkeypatch.setattr(interpolation, "_ENV_VALUES", {})  # as a new process starts
+    _nothing_derived_again(monkeypatch)
+    assert run(*checked) == (code, out, "")
+    monkeypatch.undo()
+    monkeypatch.setattr(interpolation, "_ENV_VALUES", {})
+    monkeypatch.setenv("FORK_IGNORE_SHARDS", "1")
+    monkeypatch.setenv("MODEL", "tiny")
+    assert run(*checked)[0] == 0
+
+
+def _derived(cache: Path) -> list[Path]:
+    return [p for p in (cache / f"v{FORMAT}").glob("*.json")
+            if "rows" not in json.loads(p.read_text())["payload"]]
+
+
+def test_damaged_answers_are_one_line_each_and_never_trusted(
+        checked: tuple[str, ...], tmp_path: Path) -> None:
+    fresh = run(*checked)
+    entries = _derived(tmp_path / "cache")
+    assert len(entries) == 3  # the file's parse, its resolution, the tree's rules' verdicts
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:40])
+    loader._PARSE_CACHE.clear()
+    loader._MERGED.clear()
+    code, out, err = run(*checked)
+    assert (code, out) == fresh[:2]
+    lines = err.splitlines()
+    assert len(lines) == 3 and all(
+        line.startswith("nemo-rl-workers: warning: cache entry ") and
+        "is not whole JSON (truncated or damaged); ignored, the " in line for line in lines)
+    assert sum(line.endswith("the config is loaded again") for line in lines) == 2
+    assert sum(line.endswith("the tree's own rules are run again") for line in lines) == 1
+    assert run(*checked) == fresh  # stored over: silent again
+
+
+def test_a_config_json_cannot_hold_is_judged_every_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An integer key: JSON would give it back as a string, so nothing of it is kept."""
+    monkeypatch.delenv("FORK_IGNORE_SHARDS", raising=False)
+    root = _tree(tmp_path)
+    path = config(root, "ints.yaml", RULES_CONFIG + "extra:\n  1: one\n")
+    argv = ("check", "--no-verify", "--nemo-rl", str(root), "--cache-dir",
+            str(tmp_path / "cache"), path)
+    first = run(*argv)
+    assert _derived(tmp_path / "cache") == []
+    assert run(*argv) == first
