@@ -6,7 +6,7 @@ cache that holds the model (`Revision.answers`), under keys that extend its cont
 
 - the config's load (`KeptLoads`: each file's parse and the resolution, asked by
   `reading.load_answers`' questions);
-- the tree's own rules' verdicts on it (`cached_report`).
+- the tree's own rules' verdicts on it (`cached_verdicts`).
 
 Running the rules means walking the algorithm's `setup` and the drivers' constructors in the
 source model: most of a cached `check`'s time if done on every run. The verdicts depend
@@ -26,13 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nemo_rl_workers.errors import Problem
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.tree_rules import TreeRuleReport
     from nemo_rl_workers.tree.revision import Revision
 
 _KIND = "tree-rules"
@@ -118,15 +118,28 @@ def answer_key(revision: Revision, config: Mapping[str, Any],
     return digest.hexdigest()
 
 
-def cached_report(revision: Revision, config: Mapping[str, Any],
-                  sections: Sequence[tuple[str, str]],
-                  judge: Callable[[Mapping[str, str]], TreeRuleReport]) -> TreeRuleReport:
+@dataclass
+class Verdicts:
+    """What is kept of the tree's rules on one config."""
+
+    problems: list[Problem] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+
+
+Judge = Callable[[Mapping[str, str]], tuple[Verdicts, Iterable[str]]]
+"""The rules run on the environment given: their verdicts, and the variables their
+sentences say are set or unset."""
+
+
+def cached_verdicts(revision: Revision, config: Mapping[str, Any],
+                    sections: Sequence[tuple[str, str]], judge: Judge
+                    ) -> tuple[Verdicts, list[str]]:
     """The verdicts from the entry that holds them for this process's environment, else
-    `judge(environ)`'s, stored. A line about an untrusted entry is in `notes`."""
+    `judge`'s, stored; second, the line about an entry not trusted, if any."""
     key = answer_key(revision, config, sections)
     cache = revision.answers
     if key is None or cache is None:
-        return judge(os.environ)
+        return judge(os.environ)[0], []
     note = ""
     loaded = cache.load_entry(key)
     if loaded.payload is not None:
@@ -136,33 +149,29 @@ def cached_report(revision: Revision, config: Mapping[str, Any],
             note = f"holds damaged verdicts ({bad})"
         else:
             if stored is not None:
-                return stored
+                return stored, []
     elif loaded.ignored is not None:
         note = loaded.ignored
     environ = ReadEnviron(os.environ)
-    report = judge(environ)
-    if note:
-        report.notes.append(f"cache entry {cache.describe(key)} {note}; ignored, the "
-                            "tree's own rules are run again")
+    verdicts, shown = judge(environ)
     if not environ.whole:
-        for rule in report.rules:  # a refusal's sentence says whether they are set
-            for name in rule.env:
-                environ.read.setdefault(name, os.environ.get(name))
-        cache.store(key, _as_payload(report, environ.read))
-    return report
+        for name in shown:
+            environ.read.setdefault(name, os.environ.get(name))
+        cache.store(key, _as_payload(verdicts, environ.read))
+    notes = [f"cache entry {cache.describe(key)} {note}; ignored, the tree's own rules are "
+             "run again"] if note else []
+    return verdicts, notes
 
 
-def _as_payload(report: TreeRuleReport, environ: Mapping[str, str | None]) -> dict[str, Any]:
-    return {"environ": dict(environ), "undecided": list(report.undecided),
+def _as_payload(verdicts: Verdicts, environ: Mapping[str, str | None]) -> dict[str, Any]:
+    return {"environ": dict(environ), "undecided": list(verdicts.undecided),
             "problems": [[p.path, p.expected, p.given, p.message, p.rule, p.file, p.line]
-                         for p in report.problems]}
+                         for p in verdicts.problems]}
 
 
-def _from_payload(payload: Mapping[str, Any]) -> TreeRuleReport | None:
+def _from_payload(payload: Mapping[str, Any]) -> Verdicts | None:
     """The stored verdicts; None where this process's environment differs from the one
     they were made in. ValueError for a payload `_as_payload` does not write."""
-    from nemo_rl_workers.checks.tree_rules import TreeRuleReport
-
     environ = payload.get("environ")
     if not isinstance(environ, dict) or not all(
             isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in environ.items()):
@@ -175,8 +184,7 @@ def _from_payload(payload: Mapping[str, Any]) -> TreeRuleReport | None:
         raise ValueError("problems of another shape")
     if any(os.environ.get(name) != value for name, value in environ.items()):
         return None
-    return TreeRuleReport(problems=[_problem(item) for item in problems],
-                          undecided=list(undecided))
+    return Verdicts(problems=[_problem(item) for item in problems], undecided=list(undecided))
 
 
 def _problem(item: object) -> Problem:

@@ -113,14 +113,26 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
     config this is), then each (section path, driver) constructor, in that order.
     `environ` (default: the process's) is what the tree's code reads from `os.environ`;
     with the process's, the verdicts are kept with the tree's model (`derived_answers`)."""
-    from nemo_rl_workers.checks.derived_answers import cached_report
+    from nemo_rl_workers.checks.derived_answers import Verdicts, cached_verdicts
 
     if revision.root is None:
         return TreeRuleReport()
     if environ is not None:
         return _judged(config, revision, sections, environ)
-    return cached_report(revision, config, sections,
-                         functools.partial(_judged, config, revision, sections))
+    walked: list[TreeRuleReport] = []
+
+    def judge(env: Mapping[str, str]) -> tuple[Verdicts, list[str]]:
+        walked.append(_judged(config, revision, sections, env))
+        report = walked[0]
+        # A refusal's sentence says whether the variables its test read are set.
+        return Verdicts(report.problems, report.undecided), [
+            name for rule in report.rules for name in rule.env]
+
+    verdicts, notes = cached_verdicts(revision, config, sections, judge)
+    report = walked[0] if walked else TreeRuleReport(problems=verdicts.problems,
+                                                     undecided=verdicts.undecided)
+    report.notes.extend(notes)
+    return report
 
 
 def _judged(config: Mapping[str, Any], revision: Revision,
