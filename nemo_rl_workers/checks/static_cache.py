@@ -19,7 +19,7 @@ import functools
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
@@ -57,7 +57,10 @@ _OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_a
 
 @dataclass(frozen=True)
 class StaticCache(ContentCache):
-    """Static verdicts as entries of the tool's content cache; see the module's docstring."""
+    """Static verdicts as entries of the tool's content cache; see the module's docstring.
+    Lines about entries not trusted (damaged, not of their type) gather in `notes`."""
+
+    notes: list[str] = field(default_factory=list, compare=False)
 
     def judge(
         self,
@@ -76,7 +79,15 @@ class StaticCache(ContentCache):
         resolver = Resolver(combined)
         reports: dict[int, StaticReport] = {}
         for index, (subject, key) in enumerate(zip(subjects, keys, strict=True)):
-            hit = _from_payload(subject, self.load(key), resolver)
+            loaded = self.load_entry(key)
+            why = loaded.ignored
+            try:
+                hit = _from_payload(subject, loaded.payload, resolver)
+            except BadEntry as bad:
+                hit, why = None, f"holds a damaged verdict ({bad})"
+            if why is not None:
+                self.notes.append(f"cache entry {self.describe(key)} {why}; ignored, "
+                                  f"{subject.fqn} is judged again")
             if hit is not None:
                 reports[index] = hit
         missing = [i for i in range(len(subjects)) if i not in reports]
@@ -163,9 +174,15 @@ def _start_modules(subject: Subject, protocols: Mapping[str, type]) -> list[str]
     return [n for n in names if n]
 
 
+class BadEntry(ValueError):
+    """A stored verdict that is not what `judge` writes (its checksum may hold)."""
+
+
 def _from_payload(
     subject: Subject, payload: dict[str, Any] | None, resolver: Resolver
 ) -> StaticReport | None:
+    """The stored verdict; None where there is none or what it read has changed since
+    (stale: not a damaged entry); BadEntry for one that is not of its type."""
     if payload is None:
         return None
     try:
@@ -177,12 +194,14 @@ def _from_payload(
             if rule in get_args(StaticRule)
         )
         if len(findings) != len(payload["findings"]):
-            return None
+            raise BadEntry("a finding of an unknown rule")
         if not all(isinstance(v, (str, type(None))) for v in
                    [*manifest.modules.values(), *manifest.files.values()]):
-            return None
-    except (KeyError, TypeError, ValueError):
-        return None
+            raise BadEntry("a manifest of another shape")
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, BadEntry):
+            raise
+        raise BadEntry(f"{type(error).__name__} reading it") from error
     if not still_valid(manifest, resolver):
         return None
     return StaticReport(subject, findings)

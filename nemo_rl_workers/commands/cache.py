@@ -97,3 +97,14 @@ def say_cache_notes(reports: Sequence[ConfigReport], err: TextIO) -> None:
 
     for note in dict.fromkeys(n for report in reports for n in report.cache_notes):
         print(f"nemo-rl-workers: warning: {one_line(note)}", file=err)
+
+
+def say_static_notes(cache: StaticCache | None, err: TextIO) -> None:
+    """The lines about static-verdict entries not trusted, once each."""
+    from nemo_rl_workers.errors import one_line
+
+    if cache is None:
+        return
+    for note in dict.fromkeys(cache.notes):
+        print(f"nemo-rl-workers: warning: {one_line(note)}", file=err)
+    cache.notes.clear()

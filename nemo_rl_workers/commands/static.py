@@ -18,7 +18,7 @@ from nemo_rl_workers.checks.static_check import (
     checker_command,
     judge,
 )
-from nemo_rl_workers.commands.cache import open_cache
+from nemo_rl_workers.commands.cache import open_cache, say_static_notes
 from nemo_rl_workers.commands.structured import emit_verify
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.findings.formats import STRUCTURED
@@ -49,6 +49,7 @@ def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO,
         return EXIT_UNUSABLE
     (report,) = judge([Subject(args.fqn, args.protocol, args.base)], checker=args.checker,
                       cache=cache, first_roots=(tree_root,) if tree_root else ())
+    say_static_notes(cache, err)
     if report.unusable is not None:
         print(f"nemo-rl-workers: {report.unusable}", file=err)
         return EXIT_UNUSABLE
@@ -106,6 +107,7 @@ def add_static_problems(
     for python, subjects in wanted.items():
         for verdict in judge(list(subjects), checker=checker, python=python, cache=cache):
             verdicts[(python, verdict.subject)] = verdict
+    say_static_notes(cache, err)
     for report in reports:
         found: list[Problem] = []
         for res in judged[id(report)]:

@@ -141,3 +141,17 @@ def test_a_run_that_stores_nothing_makes_no_folder(
     code, _, err = run("audit", "--nemo-rl", "missing-folder")
     assert code == 2 and len(err.splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_entry_is_one_warning_line(tmp_path: Path) -> None:
+    """The static verdicts are entries of the one content cache, said as the others are."""
+    cache = tmp_path / "cache"
+    fresh = run(*GOOD, "--cache-dir", str(cache))
+    (entry,) = (cache / "v1").glob("*.json")
+    entry.write_bytes(entry.read_bytes()[:40])
+    code, out, err = run(*GOOD, "--cache-dir", str(cache))
+    assert (code, out) == fresh[:2]
+    assert err == (f"nemo-rl-workers: warning: cache entry {entry} is not whole JSON (truncated "
+                   "or damaged); ignored, template_project.workers.TemplateAutomodelPolicyWorker "
+                   "is judged again\n")
+    assert run(*GOOD, "--cache-dir", str(cache)) == fresh  # stored over: silent again

@@ -282,6 +282,11 @@ def test_a_damaged_entry_is_ignored_and_rewritten(
     again = verdict(tree, cache)
     assert not again.ok and [f.member for f in again.findings] == ["train"]
     assert len(runs) == 2  # judged afresh, never from the damaged entry
+    # One line for the command to say (commands.cache.say_static_notes), naming the entry.
+    (note,) = cache.notes
+    assert note.startswith(f"cache entry {entry} ") and note.endswith(
+        f"; ignored, {tree.package}.c.C is judged again"), note
+    cache.notes.clear()
     if damage is not _directory:  # a directory cannot be replaced by a file: not stored
         assert entry.is_file() and not entry.is_symlink()
         assert not verdict(tree, cache).ok and len(runs) == 2  # rewritten whole
