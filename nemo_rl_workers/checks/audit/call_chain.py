@@ -209,7 +209,10 @@ class CallChains:
                 continue
             func = call.node.func
             if isinstance(func, ast.Attribute) and owner is not None:
-                if caller is None or self.type_of(func.value, caller, 0) is None:
+                # A receiver declared as a base of the method's class (an interface) may
+                # hold that class; one of an unrelated class does not.
+                declared = self.type_of(func.value, caller, 0) if caller is not None else None
+                if declared is None or declared in self.resolver.mro(owner).classes:
                     out.append(call)
             elif isinstance(func, ast.Name) and owner is None and caller is not None:
                 if any(func.id in scope.assignments or any(p.name == func.id
