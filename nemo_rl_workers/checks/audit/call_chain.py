@@ -26,8 +26,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from nemo_rl_workers.checks.audit.config_tests import ConfigTest, whole_tests
+from nemo_rl_workers.checks.audit.inline import bind, helper_of, inlined, substituted
 from nemo_rl_workers.tree.entry_configs import MIN_BLOCKS, block_count, class_named
-from nemo_rl_workers.tree.source import CallSite, ClassInfo, Function, Resolver, SourceTree
+from nemo_rl_workers.tree.source import (
+    CallSite,
+    ClassInfo,
+    Function,
+    Guard,
+    Resolver,
+    SourceTree,
+    resolve_fqn,
+)
 
 MAX_LINKS = 8  # calls in one chain, the driver's own included
 MAX_CHAINS = 12  # chains kept per driver method
@@ -45,6 +54,8 @@ class Link:
     function: str
     tests: tuple[ConfigTest, ...] = ()
     undecided: tuple[str, ...] = ()  # "file:line test" of each guard the config cannot decide
+    # The receiver, where a factory built it: "sync from factory.py:12 create_sync".
+    built: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,7 +71,9 @@ class Chain:
     def text(self) -> str:
         """`grpo.py:1602 grpo_train -> lm_policy.py:434 Policy.x`: each call by its file's
         last name and line, and the function it is made in."""
-        return " -> ".join(f"{_short_where(link.where)} {link.function}" for link in self.links)
+        return " -> ".join(
+            f"{_short_where(link.where)} {link.function}"
+            + (f" [{link.built}]" if link.built else "") for link in self.links)
 
 
 def _more(count: int) -> str:
@@ -71,6 +84,17 @@ def _more(count: int) -> str:
 def _short_where(where: str) -> str:
     file, _, line = where.rpartition(":")
     return f"{file.rsplit('/', 1)[-1]}:{line}"
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A receiver a factory built: the factory's `return Cls(...)` that chose its class,
+    the factory, the call of it, and the function that call is in."""
+
+    site: CallSite
+    factory: Function
+    call: ast.Call
+    context: Function
 
 
 @dataclass
@@ -88,6 +112,10 @@ class CallChains:
     _entry: dict[tuple[str, str], bool] = field(default_factory=dict)
     _callers: dict[tuple[str, str], list[tuple[CallSite, Function]]] = field(
         default_factory=dict)
+    # (call, target) -> the factories that built the receiver it resolves through
+    _built: dict[tuple[int, int], list[_Built]] = field(default_factory=dict)
+    _by_function: dict[tuple[str, str], list[CallSite]] = field(default_factory=dict)
+    _imports: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
     def chains(self, function: Function,
                dispatch: CallSite | None) -> tuple[tuple[Chain, ...], str]:
@@ -156,16 +184,33 @@ class CallChains:
         tests: list[ConfigTest] = []
         undecided: list[str] = []
         for guard in call.guards:
-            whole = whole_tests(guard, function, call.file)
+            written = Guard(inlined(guard.test, function, self.tree), guard.holds)
+            whole = whole_tests(written, function, call.file)
             if whole is None:
-                text = ast.unparse(guard.test)
-                text = text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
                 undecided.append(f"{call.file}:{guard.test.lineno} "
-                                 f"{'' if guard.holds else 'not '}{text}")
+                                 f"{'' if guard.holds else 'not '}"
+                                 f"{_shorten(ast.unparse(guard.test))}")
             else:
                 tests.extend(whole)
+        built = [b for (c, _), found in self._built.items() if c == id(call) for b in found]
+        for item in built:  # the guards under which the factory builds that class
+            bound = bind(item.factory, item.call)
+            for guard in item.site.guards:
+                test = substituted(guard.test, item.factory, self.tree, bound) \
+                    if bound is not None else None
+                whole = whole_tests(Guard(inlined(test, item.context, self.tree), guard.holds),
+                                    item.context, item.site.file) if test is not None else None
+                if whole is None:
+                    undecided.append(f"{item.site.file}:{guard.test.lineno} "
+                                     f"{'' if guard.holds else 'not '}"
+                                     f"{_shorten(ast.unparse(guard.test))}")
+                else:
+                    tests.extend(whole)
+        shown = "; ".join(f"{ast.unparse(call.node.func.value)} from "
+                          f"{_short_where(b.site.where)} {b.factory.qualname}"
+                          for b in built[:1] if isinstance(call.node.func, ast.Attribute))
         return Link(call.where, function.qualname, tuple(dict.fromkeys(tests)),
-                    tuple(dict.fromkeys(undecided)))
+                    tuple(dict.fromkeys(undecided)), shown)
 
     # -- entries ---------------------------------------------------------------------
 
@@ -229,12 +274,18 @@ class CallChains:
             needle = f"{name}("
             for module in [m for m, (_, text) in self.tree.pending.items() if needle in text]:
                 self.tree.module(module)
-            for call in self.tree.calls[self._indexed:]:
-                called = _called_name(call.node.func)
-                if called is not None:
-                    self._by_name.setdefault(called, []).append(call)
-            self._indexed = len(self.tree.calls)
+            self._index_new()
         return self._by_name.get(name, [])
+
+    def _index_new(self) -> None:
+        """Index the calls modelled since the last time, by name and by function."""
+        for call in self.tree.calls[self._indexed:]:
+            called = _called_name(call.node.func)
+            if called is not None:
+                self._by_name.setdefault(called, []).append(call)
+            if call.function is not None:
+                self._by_function.setdefault((call.module, call.function), []).append(call)
+        self._indexed = len(self.tree.calls)
 
     def _resolves_to(self, call: CallSite, caller: Function, target: Function) -> bool:
         func = call.node.func
@@ -247,11 +298,17 @@ class CallChains:
             module = self.tree.module(call.module)
             return isinstance(func.value, ast.Name) and module is not None and \
                 module.imports.get(func.value.id) == target.module
-        receiver = self.type_of(func.value, caller, 0)
-        if receiver is None:
+        def calls_target(info: ClassInfo) -> bool:
+            found = self.resolver.find_method(info, func.attr)
+            return found is not None and found[0] is target
+
+        built: list[_Built] = []
+        receiver = self.type_of(func.value, caller, 0, calls_target, built)
+        if receiver is None or not calls_target(receiver):
             return False
-        found = self.resolver.find_method(receiver, func.attr)
-        return found is not None and found[0] is target
+        if built:
+            self._built[(id(call), id(target))] = built
+        return True
 
     def _owner(self, function: Function) -> ClassInfo | None:
         """The top-level class a method is defined in (None: a function)."""
@@ -281,22 +338,27 @@ class CallChains:
 
     # -- receiver types ------------------------------------------------------------------
 
-    def type_of(self, node: ast.expr, function: Function, depth: int) -> ClassInfo | None:
-        """The one class `node` holds in `function`, where the source tells it."""
+    def type_of(self, node: ast.expr, function: Function, depth: int,
+                want: Callable[[ClassInfo], bool] | None = None,
+                built: list[_Built] | None = None) -> ClassInfo | None:
+        """The one class `node` holds in `function`, where the source tells it. A
+        factory's result is the class its one `return Cls(...)` builds, or, where it
+        builds several, the one `want` picks (each pick recorded in `built`)."""
         if depth > MAX_TYPE_DEPTH:
             return None
         if isinstance(node, ast.Name):
-            return self._name_type(node.id, function, depth)
+            return self._name_type(node.id, function, depth, want, built)
         if isinstance(node, ast.Attribute):
             holder = self.type_of(node.value, function, depth + 1)
             return self.attribute_type(holder, node.attr, depth + 1) if holder else None
-        if isinstance(node, ast.Call):  # `Driver(...)`
-            return self._constructed(node.func, function)
-        if isinstance(node, ast.Await):
-            return None
+        if isinstance(node, ast.Call):  # `Driver(...)`, or a factory's result
+            return self._constructed(node.func, function) or self._from_factory(
+                node, function, want, built)
         return None
 
-    def _name_type(self, name: str, function: Function, depth: int) -> ClassInfo | None:
+    def _name_type(self, name: str, function: Function, depth: int,
+                   want: Callable[[ClassInfo], bool] | None = None,
+                   built: list[_Built] | None = None) -> ClassInfo | None:
         for scope in self._scopes(function):
             params = scope.params
             if params and params[0].name == name == "self" and "." in scope.qualname \
@@ -307,13 +369,61 @@ class CallChains:
                 return self._annotated(param.annotation, scope)
             assigned = scope.assignments.get(name)
             if assigned:
-                types = {id(t): t for a in assigned
-                         if (t := self.type_of(a.value, scope, depth + 1)) is not None}
-                if len(types) == 1 and all(self.type_of(a.value, scope, depth + 1)
-                                           is not None for a in assigned):
-                    return next(iter(types.values()))
+                found: list[_Built] = []
+                types = [self.type_of(a.value, scope, depth + 1, want, found)
+                         for a in assigned]
+                if types and all(t is not None for t in types) and \
+                        len({id(t) for t in types}) == 1:
+                    if built is not None:
+                        built.extend(found)
+                    return types[0]
                 return None
         return None
+
+    def _from_factory(self, call: ast.Call, function: Function,
+                      want: Callable[[ClassInfo], bool] | None,
+                      built: list[_Built] | None) -> ClassInfo | None:
+        """The class a tree function called here returns, where every `return` of it
+        builds a class: the one class, or the one `want` picks out of several."""
+        factory = helper_of(call.func, function, self.tree)
+        if factory is None:
+            return None
+        returns = [(site, info) for site in self._returned_calls(factory)
+                   if (info := self._constructed(site.node.func, factory)) is not None]
+        if not returns or len(returns) != len(self._returns(factory)):
+            return None  # some `return` is not a constructor: the class is not told
+        classes = {id(info): info for _, info in returns}
+        picked = returns if len(classes) == 1 and want is None else [
+            (site, info) for site, info in returns if want is not None and want(info)]
+        if len({id(info) for _, info in picked}) != 1 or len(picked) != 1:
+            return None  # none of them, or built at several returns: which one is not told
+        site, info = picked[0]
+        if built is not None:
+            built.append(_Built(site, factory, call, function))
+        return info
+
+    def _returns(self, function: Function) -> list[ast.Return]:
+        """The function's own `return`s (not those of functions nested in it)."""
+        out: list[ast.Return] = []
+        pending: list[ast.AST] = list(function.node.body)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                 ast.Lambda)):
+                continue
+            if isinstance(node, ast.Return):
+                out.append(node)
+            pending.extend(ast.iter_child_nodes(node))
+        return out
+
+    def _returned_calls(self, function: Function) -> list[CallSite]:
+        """The call sites that are a `return`'s value, in the function."""
+        values = {id(r.value) for r in self._returns(function) if r.value is not None}
+        return [c for c in self._named_in(function) if id(c.node) in values]
+
+    def _named_in(self, function: Function) -> list[CallSite]:
+        self._index_new()
+        return self._by_function.get((function.module, function.qualname), [])
 
     def _scopes(self, function: Function) -> Iterator[Function]:
         """The function, then each function it is nested in (its free names' scopes)."""
@@ -342,10 +452,16 @@ class CallChains:
         name = _dotted(func)
         if name is None:
             return None
+        head, _, rest = name.partition(".")
         for scope in self._scopes(function):  # a local alias is not the class
-            if name.partition(".")[0] in scope.assignments or any(
-                    p.name == name.partition(".")[0] for p in scope.params):
+            if head in scope.assignments or any(p.name == head for p in scope.params):
                 return None
+            key = (scope.module, scope.qualname)
+            if key not in self._imports:
+                self._imports[key] = _local_imports(scope)
+            imported = self._imports[key].get(head)
+            if imported is not None:  # `from x import Cls` inside the function
+                return resolve_fqn(self.tree, f"{imported}.{rest}" if rest else imported)
         return class_named(self.tree, self.tree.module(function.module), name)
 
     def attribute_type(self, holder: ClassInfo, attr: str, depth: int) -> ClassInfo | None:
@@ -374,6 +490,21 @@ class CallChains:
             found = types[0]
         self._attribute_types[key] = found
         return found
+
+
+def _local_imports(function: Function) -> dict[str, str]:
+    """Names `from pkg.mod import Cls [as C]` binds in a function's own body (absolute
+    imports only) -> their absolute names."""
+    out: dict[str, str] = {}
+    for node in ast.walk(function.node):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
 
 
 def _self_assigned(method: Function, attr: str) -> Iterator[ast.expr]:

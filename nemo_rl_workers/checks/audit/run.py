@@ -39,6 +39,7 @@ from nemo_rl_workers.tree.drivers import (
 from nemo_rl_workers.tree.knowledge import driver_side
 from nemo_rl_workers.tree.revision_build import selects_through_library
 from nemo_rl_workers.tree.source import (
+    CallSite,
     Function,
     ImportRoots,
     Resolver,
@@ -351,13 +352,18 @@ def _with_chains(findings: list[Finding], chains: CallChains) -> list[Finding]:
     """Each reachable finding with the chains of resolved calls that lead to its driver's
     call from an entry (`call_chain`)."""
     out: list[Finding] = []
+    wanted = {f.call for f in findings}
+    by_where: dict[str, list[CallSite]] = {}
+    for call in chains.tree.calls:
+        if f"{call.file}:{call.line}" in wanted:
+            by_where.setdefault(call.where, []).append(call)
     for finding in findings:
         function = _driver_function(chains.tree, finding)
         if finding.reach not in ("", "reachable") or function is None:
             out.append(finding)
             continue
-        dispatch = next((c for c in chains.tree.calls
-                         if c.where == finding.call and c.function == function.qualname
+        dispatch = next((c for c in by_where.get(finding.call, [])
+                         if c.function == function.qualname
                          and c.module == function.module), None)
         found, gap = chains.chains(function, dispatch)
         out.append(replace(finding, chains=found, chain_gap=gap))
