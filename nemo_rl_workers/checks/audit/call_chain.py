@@ -161,9 +161,9 @@ class CallChains:
         owner = self._owner(function)
         if isinstance(func, ast.Attribute) and owner is not None:
             declared = self._declared(func.value, call)
-            return (f"{call.where} calls {ast.unparse(func)} on {ast.unparse(func.value)}, "
+            return (f"{call.where} calls {_unparsed(func)} on {_unparsed(func.value)}, "
                     f"not known to be a {owner.name}{declared}" + _more(len(unsure)))
-        return f"{call.where} {ast.unparse(func)}(...) is not known to call " \
+        return f"{call.where} {_unparsed(func)}(...) is not known to call " \
                f"{function.qualname} ({function.where})" + _more(len(unsure))
 
     def _declared(self, node: ast.expr, call: CallSite) -> str:
@@ -189,7 +189,7 @@ class CallChains:
             if whole is None:
                 undecided.append(f"{call.file}:{guard.test.lineno} "
                                  f"{'' if guard.holds else 'not '}"
-                                 f"{_shorten(ast.unparse(guard.test))}")
+                                 f"{_unparsed(guard.test)}")
             else:
                 tests.extend(whole)
         built = [b for (c, _), found in self._built.items() if c == id(call) for b in found]
@@ -203,10 +203,10 @@ class CallChains:
                 if whole is None:
                     undecided.append(f"{item.site.file}:{guard.test.lineno} "
                                      f"{'' if guard.holds else 'not '}"
-                                     f"{_shorten(ast.unparse(guard.test))}")
+                                     f"{_unparsed(guard.test)}")
                 else:
                     tests.extend(whole)
-        shown = "; ".join(f"{ast.unparse(call.node.func.value)} from "
+        shown = "; ".join(f"{_unparsed(call.node.func.value)} from "
                           f"{_short_where(b.site.where)} {b.factory.qualname}"
                           for b in built[:1] if isinstance(call.node.func, ast.Attribute))
         return Link(call.where, function.qualname, tuple(dict.fromkeys(tests)),
@@ -505,6 +505,14 @@ def _local_imports(function: Function) -> dict[str, str]:
 
 def _shorten(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
+
+
+def _unparsed(node: ast.AST) -> str:
+    """The expression as written, shortened; never raises on a deeply nested one."""
+    try:
+        return _shorten(ast.unparse(node))
+    except RecursionError:
+        return "an expression nested too deeply to show"
 
 
 def _self_assigned(method: Function, attr: str) -> Iterator[ast.expr]:
