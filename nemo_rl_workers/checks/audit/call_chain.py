@@ -237,9 +237,12 @@ class CallChains:
         """The calls of `function` that resolve to it, each with the function it is in."""
         key = (function.module, function.qualname)
         if key not in self._callers:
-            self._callers[key] = [(c, g) for c in self._named(function.name)
-                                  if (g := self.tree.function_of(c)) is not None
-                                  and self._resolves_to(c, g, function)]
+            found = [(c, g) for c in self._named(function.name)
+                     if (g := self.tree.function_of(c)) is not None
+                     and self._resolves_to(c, g, function)]
+            # In source order, whatever order the modules were modelled in: the same
+            # chains, and the same first gap, on every run.
+            self._callers[key] = sorted(found, key=lambda pair: (pair[0].file, pair[0].line))
         return self._callers[key]
 
     def _unsure(self, function: Function) -> list[CallSite]:
@@ -264,7 +267,7 @@ class CallChains:
                                                            for p in scope.params)
                        for scope in self._scopes(caller)):
                     out.append(call)
-        return out
+        return sorted(out, key=lambda c: (c.file, c.line))  # the same first one, however modelled
 
     def _named(self, name: str) -> list[CallSite]:
         """Calls `x.<name>(...)` and `<name>(...)`; pending modules holding one are
