@@ -28,7 +28,7 @@ def chain_verdict(chains: tuple[Chain, ...], entry_configs: Mapping[str, tuple[s
     if not chains:
         return None, ("not known to be reached: no chain of calls whose receivers resolve "
                       "leads to it from an entry of the tree" + (f" ({gap})" if gap else ""))
-    top = {str(key) for key in config}
+    top = set(config)
     reached: list[str] = []
     unknown: list[str] = []
     out: list[str] = []
