@@ -22,6 +22,7 @@ from typing import TextIO
 from bench import (
     bench_audit,
     bench_cache,
+    bench_chain_reach,
     bench_cluster_fit,
     bench_corpus,
     bench_differential,
@@ -70,6 +71,7 @@ BENCHES = (
     Bench("13. The runtime guard on upstream's worker groups", "bench_guard",
           bench_guard.main),
     Bench("14. The tree model: cached, linear, bounded", "bench_tree", bench_tree.main),
+    Bench("15. Reach along resolved calls", "bench_chain_reach", bench_chain_reach.main),
 )
 
 

@@ -346,6 +346,7 @@ def scoped_findings(revision: Revision, verdict: TreeVerdict,
     (`if backend == "megatron":` with `policy.generation.backend: vllm`: `config_tests`).
     One line each, as warnings, saying where it is reached from, or that a caller
     declares no config. Second: one note per finding left out, with the reason."""
+    from nemo_rl_workers.checks.audit.chain_verdict import chain_verdict
     from nemo_rl_workers.checks.audit.rules import message_for
     from nemo_rl_workers.checks.audit.run import audit_of
 
@@ -363,11 +364,18 @@ def scoped_findings(revision: Revision, verdict: TreeVerdict,
                     or not _compatible(finding.condition, values)):
                 continue
             head = f"{res.section}: {finding.call}: {finding.severity}[{finding.rule}]"
-            runs, why = _run_by(finding.callers, report.entry_configs, config)
+            runs, why = chain_verdict(finding.chains, report.entry_configs, config,
+                                      finding.chain_gap)
+            if runs is None:  # no chain tells: the callers by name may still rule it out
+                by_name, why_not = _run_by(finding.callers, report.entry_configs, config)
+                if by_name is False:
+                    runs, why = False, why_not
             if runs is False:
                 notes.append(f"audit: {head}: not reached by this config: {why}")
-                continue
-            lines.append(f"{head} ({finding.reach}; {why}): {message_for(finding, res.fqn)}")
+            elif runs is None:
+                notes.append(f"audit: {head}: {why}")
+            else:
+                lines.append(f"{head} ({why}): {message_for(finding, res.fqn)}")
     return list(dict.fromkeys(lines)), list(dict.fromkeys(notes))
 
 

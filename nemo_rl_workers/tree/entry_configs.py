@@ -39,15 +39,21 @@ def required_keys(tree: SourceTree, module_name: str) -> tuple[str, ...] | None:
                 continue
             seen.add(info.fqn)
             fields = _fields(info)
-            blocks = sum(1 for annotation, _ in fields.values()
-                         if (block := class_named(tree, _module_of(tree, info), annotation))
-                         is not None and _fields(block))
+            blocks = block_count(tree, info)
             if blocks < MIN_BLOCKS:
                 continue  # a block of a config (generation settings), not a whole one
             required = tuple(sorted(n for n, (_, needed) in fields.items() if needed))
             if best is None or blocks > best[0]:
                 best = (blocks, required)
     return None if best is None else best[1]
+
+
+def block_count(tree: SourceTree, info: ClassInfo) -> int:
+    """How many of a config class's fields are config blocks themselves (a whole config
+    has at least `MIN_BLOCKS`)."""
+    return sum(1 for annotation, _ in _fields(info).values()
+               if (block := class_named(tree, _module_of(tree, info), annotation))
+               is not None and _fields(block))
 
 
 def _module_of(tree: SourceTree, info: ClassInfo) -> Module | None:

@@ -1,9 +1,10 @@
 """#28 item 5: `check` of a recipe reports the audit findings that recipe reaches, on a
 tree written for it. `Policy.finish_inference` is missing on DTensor v1 and called from
 PPO's loop and from GRPO's under `backend == "vllm" and grpo.finish_each_step`: a PPO
-recipe reaches it, a GRPO recipe that does not finish each step does not (each caller
-named with its reason), one that does reaches it, and a caller in a module that declares
-no config keeps it."""
+recipe reaches it, a GRPO recipe that does not finish each step does not (each chain
+named with its reason), one that does reaches it (#34: along calls whose receiver is
+annotated `Policy`, the chain named), and a caller whose receiver's type is not known
+leaves it not known to be reached (a skipped line, not a warning)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ POLICY_WITH_FINISH = OLD_FILES["nemo_rl/models/policy/lm_policy.py"] + '''
 
 CONFIGS = '''
 from typing import NotRequired, TypedDict
+
+from nemo_rl.models.policy.lm_policy import Policy
 
 
 class PolicyConfig(TypedDict):
@@ -44,13 +47,13 @@ class MasterConfig(TypedDict):
 
 PPO = CONFIGS.format(algo="PPO", key="ppo") + '''
 
-def ppo_train(policy, master_config: MasterConfig):
+def ppo_train(policy: Policy, master_config: MasterConfig):
     policy.finish_inference()
 '''
 
 GRPO = CONFIGS.format(algo="GRPO", key="grpo") + '''
 
-def grpo_train(policy, master_config: MasterConfig):
+def grpo_train(policy: Policy, master_config: MasterConfig):
     backend = master_config["policy"]["generation"]["backend"]
     if backend == "vllm" and master_config["grpo"]["finish_each_step"]:
         policy.finish_inference()
@@ -110,9 +113,10 @@ def test_a_ppo_recipe_reaches_the_finding_from_ppo(tmp_path: Path) -> None:
     report = _check(config(root, "ppo.yaml", RECIPE.format(key="ppo", finish="false")))
     (line,) = _about_finish(report["warnings"])
     assert line.startswith(
-        f"audit: policy: {FINISH}: error[missing-method] (reachable; reached by this "
-        "config from nemo_rl/algorithms/ppo.py:25): Policy.finish_inference calls "
-        "'finish_inference' on nemo_rl.models.policy.workers.dtensor.DTensorPolicyWorker")
+        f"audit: policy: {FINISH}: error[missing-method] (reached by this config along "
+        "ppo.py:27 ppo_train -> lm_policy.py:28 Policy.finish_inference): "
+        "Policy.finish_inference calls 'finish_inference' on "
+        "nemo_rl.models.policy.workers.dtensor.DTensorPolicyWorker")
     assert _about_finish(report["skipped"]) == []
 
 
@@ -123,21 +127,27 @@ def test_a_grpo_recipe_that_does_not_finish_each_step_does_not_reach_it(
     assert _about_finish(report["warnings"]) == []
     assert _about_finish(report["skipped"]) == [
         f"audit: policy: {FINISH}: error[missing-method]: not reached by this config: "
-        "nemo_rl/algorithms/grpo.py:27 only under nemo_rl/algorithms/grpo.py:26 "
-        "(master_config['grpo']['finish_each_step']), and this config has "
-        "grpo.finish_each_step=False; nemo_rl/algorithms/ppo.py:25 runs on configs with ppo"]
+        "along grpo.py:29 grpo_train -> lm_policy.py:28 Policy.finish_inference: only under "
+        "nemo_rl/algorithms/grpo.py:28 (master_config['grpo']['finish_each_step']), and "
+        "this config has grpo.finish_each_step=False; ppo.py:27 ppo_train -> lm_policy.py:28 "
+        "Policy.finish_inference runs on configs with ppo"]
 
 
 def test_a_grpo_recipe_that_finishes_each_step_reaches_it(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     report = _check(config(root, "grpo.yaml", RECIPE.format(key="grpo", finish="true")))
     (line,) = _about_finish(report["warnings"])
-    assert "(reachable; reached by this config from nemo_rl/algorithms/grpo.py:27)" in line
+    assert ("(reached by this config along grpo.py:29 grpo_train -> lm_policy.py:28 "
+            "Policy.finish_inference)") in line
 
 
-def test_a_caller_that_declares_no_config_keeps_it(tmp_path: Path) -> None:
+def test_a_caller_whose_receiver_is_not_known_leaves_it_not_known(tmp_path: Path) -> None:
     root = _tree(tmp_path, rollouts=True)
     report = _check(config(root, "grpo.yaml", RECIPE.format(key="grpo", finish="false")))
-    (line,) = _about_finish(report["warnings"])
-    assert ("(reachable; called from nemo_rl/experience/rollouts.py:3, not known to run on "
-            "this config or not)") in line
+    assert _about_finish(report["warnings"]) == []
+    (line,) = _about_finish(report["skipped"])
+    assert line.startswith(f"audit: policy: {FINISH}: error[missing-method]: not known to "
+                           "be reached: along grpo.py:29 grpo_train")
+    assert line.endswith("; but nemo_rl/experience/rollouts.py:3 calls policy.finish_inference "
+                         "on policy, not known to be a Policy (a parameter with no "
+                         "annotation)")

@@ -218,3 +218,43 @@ def _paths_at(node: Any, keys: tuple[str, ...], path: tuple[str, ...],
         if len(here) >= len(keys) and here[-len(keys):] == keys:
             yield ".".join(here), value
         yield from _paths_at(value, keys, here, depth + 1)
+
+
+def whole_tests(guard: Guard, function: Function | None,
+                file: str) -> tuple[ConfigTest, ...] | None:
+    """The config tests a guard is wholly made of, None when some part of it is not one
+    (a call of the tree's own code, a value that is not the config, an `or` that holds:
+    which side held is not told): what a claim that a call runs must not rest on."""
+    if not _complete(guard.test, guard.holds, function, 0):
+        return None
+    found = tuple(dict.fromkeys(_tests(guard.test, guard.holds, function, file, 0)))
+    return found or None
+
+
+def _complete(test: ast.expr, holds: bool, function: Function | None, depth: int) -> bool:
+    """Whether `_tests` turns the whole of `test` into config tests (same shapes)."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _complete(test.operand, not holds, function, depth + 1)
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) == holds and all(
+            _complete(value, holds, function, depth + 1) for value in test.values)
+    file = ""
+    return any(True for _ in _tests(test, holds, function, file, depth))
+
+
+def decided(test: ConfigTest, config: Mapping[str, Any]) -> bool | None:
+    """Whether `config` makes `test` come out as it must at the call, where that is told
+    for certain: every value at the key path agrees (True) or every one disagrees
+    (False). None where the config has no such path (and the read no default), where its
+    values disagree among themselves, or where the path is one key matched below the top
+    (a local dict's `batch["x"]` and a config's `x` cannot be told apart)."""
+    found = [value for path, value in _paths_at(config, test.keys, ())
+             if len(test.keys) > 1 or "." not in path]
+    if not found:
+        if not test.absent or len(test.keys) < 2:
+            return None
+        found = [test.absent[0]]
+    outcomes = {test._outcome(value) == test.holds for value in found}
+    return outcomes.pop() if len(outcomes) == 1 else None

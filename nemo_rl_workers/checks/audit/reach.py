@@ -177,7 +177,7 @@ class Reachability:
         asks about."""
         function = self.tree.function_of(call)
         tests = (*tests, *config_tests(call.guards, function, call.file))
-        if self._runs_on(call.module) is not None or level >= MAX_ORIGIN_LEVELS \
+        if self.runs_on(call.module) is not None or level >= MAX_ORIGIN_LEVELS \
                 or function is None:
             return [Origin(call.where, tests)]
         outer = [c for c in self._callers_named(function.name) if c.node is not call.node]
@@ -189,7 +189,7 @@ class Reachability:
             found.extend(self._origins(caller, level + 1, tests))
         return found
 
-    def _runs_on(self, module: str) -> tuple[str, ...] | None:
+    def runs_on(self, module: str) -> tuple[str, ...] | None:
         if module not in self.entry_keys:
             self.entry_keys[module] = required_keys(self.tree, module)
         return self.entry_keys[module]

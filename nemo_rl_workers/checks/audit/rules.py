@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias
 
+from nemo_rl_workers.checks.audit.call_chain import Chain
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.config_tests import Origin
 from nemo_rl_workers.tree.conditions import conflicts, describe
@@ -76,6 +77,12 @@ class Finding:
     # modules that declare the config they run on (a config-scoped `check` asks which
     # of them a recipe runs). Empty where not known.
     callers: tuple[Origin, ...] = ()
+    # For a reachable one in a config-scoped run: the chains of calls whose receivers
+    # resolve, from an entry down to the driver's call (`call_chain`). Empty: none does.
+    chains: tuple[Chain, ...] = ()
+    # Where the walk back may have missed a route, in words (a call that does not
+    # resolve); "" where it missed none.
+    chain_gap: str = ""
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -157,7 +164,9 @@ def group_causes(findings: Iterable[Finding]) -> list[Finding]:
                                key=lambda o: (o.where, repr(o.tests))))
         out.append(Finding(first.rule, first.severity, first.driver, first.method, workers[0],
                            first.call, first.definition, message, condition, workers,
-                           first.reach, first.guard, callers))
+                           first.reach, first.guard, callers,
+                           tuple(dict.fromkeys(c for m in members for c in m.chains)),
+                           first.chain_gap))
     return out
 
 

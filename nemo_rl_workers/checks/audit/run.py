@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nemo_rl_workers.checks.audit.call_chain import CallChains, Chain
 from nemo_rl_workers.checks.audit.config_tests import Origin
 from nemo_rl_workers.checks.audit.context import AuditContext
 from nemo_rl_workers.checks.audit.interfaces import (
@@ -38,6 +39,8 @@ from nemo_rl_workers.tree.drivers import (
 from nemo_rl_workers.tree.knowledge import driver_side
 from nemo_rl_workers.tree.revision_build import selects_through_library
 from nemo_rl_workers.tree.source import (
+    CallSite,
+    Function,
     ImportRoots,
     Resolver,
     SourceProblem,
@@ -288,6 +291,8 @@ def _audit(
     findings, undecided = check(tree, resolver, [d for d in side.dispatches
                                                  if d not in from_path], choices,
                                 reachability.classify)
+    if origins:  # a config-scoped run judges reach along calls that resolve
+        findings = _with_chains(findings, CallChains(tree, resolver, reachability.runs_on))
     findings.extend(_tree_subclasses(tree, resolver, side))
     findings.extend(_interface_side(tree, resolver, side))
     section: ExtensionSection | None = None
@@ -310,7 +315,9 @@ def _audit(
                  rel(f.definition), f.message, f.condition, (), f.reach or "reachable",
                  rel(f.guard) if f.guard else "",
                  tuple(Origin(rel(o.where), tuple(replace(t, where=rel(t.where))
-                                                   for t in o.tests)) for o in f.callers))
+                                                   for t in o.tests)) for o in f.callers),
+                 tuple(_relative_chain(c, rel) for c in f.chains),
+                 _relative_gap(f.chain_gap, root))
          for f in findings),
         key=lambda f: (_order(f.call), f.worker, f.rule))
     report.findings = group_causes(report.per_class)
@@ -341,6 +348,54 @@ def _audit(
     report.files_read = tree.files_read
     report.extensions = section
     return report
+
+
+def _with_chains(findings: list[Finding], chains: CallChains) -> list[Finding]:
+    """Each reachable finding with the chains of resolved calls that lead to its driver's
+    call from an entry (`call_chain`)."""
+    out: list[Finding] = []
+    wanted = {f.call for f in findings}
+    by_where: dict[str, list[CallSite]] = {}
+    for call in chains.tree.calls:
+        if f"{call.file}:{call.line}" in wanted:
+            by_where.setdefault(call.where, []).append(call)
+    for finding in findings:
+        function = _driver_function(chains.tree, finding)
+        if finding.reach not in ("", "reachable") or function is None:
+            out.append(finding)
+            continue
+        dispatch = next((c for c in by_where.get(finding.call, [])
+                         if c.function == function.qualname
+                         and c.module == function.module), None)
+        found, gap = chains.chains(function, dispatch)
+        out.append(replace(finding, chains=found, chain_gap=gap))
+    return out
+
+
+def _driver_function(tree: SourceTree, finding: Finding) -> Function | None:
+    """The driver function a finding is in: by its qualname, in the file of its call
+    where that file defines it, else the one function of that qualname in the tree."""
+    file = finding.call.rpartition(":")[0]
+    named = [f for (_, qualname), f in tree.functions.items() if qualname == finding.driver]
+    return next((f for f in named if f.file == file), named[0] if len(named) == 1 else None)
+
+
+def _relative_chain(chain: Chain, rel: Callable[[str], str]) -> Chain:
+    return Chain(tuple(replace(link, where=rel(link.where),
+                               tests=tuple(replace(t, where=rel(t.where)) for t in link.tests),
+                               undecided=tuple(_relative_text(u, rel) for u in link.undecided))
+                       for link in chain.links))
+
+
+def _relative_gap(text: str, root: Path) -> str:
+    """A gap's text with the files it names relative to the checkout."""
+    return text.replace(f"{root}{os.sep}", "")
+
+
+def _relative_text(text: str, rel: Callable[[str], str]) -> str:
+    """`file:line test` with the file made relative."""
+    where, _, test = text.partition(" ")
+    return f"{rel(where)} {test}"
 
 
 @functools.cache
