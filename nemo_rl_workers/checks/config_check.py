@@ -188,6 +188,10 @@ def analyze_for_tree(
     report.warnings.extend(verdict.warnings)
     report.skipped.extend(verdict.notes)
     if verify:
-        reached, not_run = scoped_findings(revision, verdict, config)
+        from nemo_rl_workers.checks.derived_answers import cached_findings
+
+        reached, not_run, said = cached_findings(
+            revision, config, lambda: scoped_findings(revision, verdict, config))
+        report.cache_notes.extend(said)
         report.warnings.extend(f"audit: {line}" for line in reached)
         report.skipped.extend(not_run)

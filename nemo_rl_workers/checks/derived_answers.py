@@ -6,7 +6,10 @@ cache that holds the model (`Revision.answers`), under keys that extend its cont
 
 - the config's load (`KeptLoads`: each file's parse and the resolution, asked by
   `reading.load_answers`' questions);
-- the tree's own rules' verdicts on it (`cached_verdicts`).
+- the tree's own rules' verdicts on it (`cached_verdicts`);
+- the audit's findings the config reaches (`cached_findings`: without `--no-verify`), which
+  also depend on what the audit reads beyond the package (the tree's entry scripts, the
+  installed stubs), hashed into their key.
 
 Running the rules means walking the algorithm's `setup` and the drivers' constructors in the
 source model: most of a cached `check`'s time if done on every run. The verdicts depend
@@ -28,7 +31,8 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from nemo_rl_workers.errors import Problem
 
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
 
 _KIND = "tree-rules"
 _LOADS = "config-load"
+_FINDINGS = "scoped-findings"
 _FIELDS = 7  # a problem's path, expected, given, message, rule, file, line
 
 
@@ -197,3 +202,40 @@ def _problem(item: object) -> Problem:
             line is None or (isinstance(line, int) and not isinstance(line, bool))):
         raise ValueError("a problem's place is not a file and line")
     return Problem(path, expected, given, message, rule, file, line)
+
+
+def cached_findings(revision: Revision, config: Mapping[str, Any],
+                    scope: Callable[[], tuple[list[str], list[str]]]
+                    ) -> tuple[list[str], list[str], list[str]]:
+    """`scope()`'s lines (the findings reached, the notes on those left out), from the
+    entry that holds them, else made and stored; third, the line about an entry not
+    trusted, if any. The audit behind them is the tree's (its files are in the model's
+    key) and what it reads beside the package (hashed here); the lines depend on the
+    config's values alone, and on which sections it starts (made from the same)."""
+    base = answer_key(revision, config, ())
+    cache = revision.answers
+    if base is None or cache is None or revision.root is None:
+        return (*scope(), [])
+    from nemo_rl_workers.checks.audit.run import audit_inputs
+    from nemo_rl_workers.tree.cache import digest_files
+    from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES
+
+    digest = hashlib.sha256(f"{_FINDINGS}\0{base}\0".encode())
+    digest_files(digest, audit_inputs(Path(revision.root)), MAX_SOURCE_BYTES)
+    key = digest.hexdigest()
+    loaded = cache.load_entry(key)
+    why = loaded.ignored
+    if loaded.payload is not None:
+        lines, notes = loaded.payload.get("lines"), loaded.payload.get("notes")
+        if _strings(lines) and _strings(notes):
+            return list(lines), list(notes), []
+        why = "holds damaged findings (lines of another shape)"
+    lines, notes = scope()
+    cache.store(key, {"lines": lines, "notes": notes})
+    said = [f"cache entry {cache.describe(key)} {why}; ignored, the audit's findings are "
+            "scoped again"] if why is not None else []
+    return lines, notes, said
+
+
+def _strings(value: object) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)

@@ -1,13 +1,13 @@
 """`audit` answered from the cache when nothing it reads has changed.
 
-An audit reads every `.py`/`.pyi` file of the checkout's `nemo_rl` package and of the
-installed stub folders (`nemo_rl_workers.tree.source.reading.discover` lists them, as `read_tree`
-reads them), the baseline when one is given, and this program's own code. The entry's key
-is the sha256 of all of those files' bytes, with the command's arguments, the working
-folder (paths are shown from it) and whether the output is coloured; the entry holds
-what the audit wrote (stdout, stderr) and its exit code. An audit that found the tree
-unusable (exit 2) or wrote a baseline is not stored. Entries are `static_cache`'s:
-checksummed, written whole, never trusted when damaged.
+An audit reads every `.py`/`.pyi` file of the checkout's `nemo_rl` package, of its entry
+scripts (`examples/`) and of the installed stub folders (`audit.run.audit_inputs` lists
+them, as `read_tree` reads them), the baseline when one is given, and this program's own
+code. The entry's key is the sha256 of all of those files' bytes, with the command's
+arguments, the working folder (paths are shown from it) and whether the output is
+coloured; the entry holds what the audit wrote (stdout, stderr) and its exit code. An
+audit that found the tree unusable (exit 2) or wrote a baseline is not stored. Entries are
+`static_cache`'s: checksummed, written whole, never trusted when damaged.
 """
 
 from __future__ import annotations
@@ -66,14 +66,11 @@ def _inputs_digest(digest: Any, files: list[Path]) -> bool:
 
 
 def _tree_files(checkout: Path) -> list[Path]:
-    from nemo_rl_workers.checks.audit.run import PACKAGE, stub_roots
-    from nemo_rl_workers.tree.source.reading import SourceProblem, discover
+    """What the audit reads: the package, the entry scripts beside it (actors they start
+    and call), the installed stubs."""
+    from nemo_rl_workers.checks.audit.run import audit_inputs
 
-    problems: list[SourceProblem] = []
-    files = list(discover(checkout / PACKAGE, problems))
-    for stub in stub_roots():
-        files.extend(discover(stub, problems))
-    return files
+    return audit_inputs(checkout)
 
 
 def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:

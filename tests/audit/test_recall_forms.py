@@ -116,3 +116,30 @@ def test_getattr_name_chosen_by_an_if_else_checks_each_side(tmp_path: Path) -> N
     good = audited(tmp_path / "good", workers=WORKERS.format(async_params=", greedy=False"),
                    driver_body=GETATTR_IF_ELSE)
     assert good.findings == [] and good.sites == good.resolved == 1
+
+
+def test_an_edited_entry_script_is_a_new_cached_audit(tmp_path: Path) -> None:
+    """The audit reads the tree's entry scripts, so its cache is keyed by them too: a
+    script whose call goes wrong is audited afresh, not answered from the entry."""
+    import io
+
+    from nemo_rl_workers.commands.cli import main
+    from tests.audit.tree import write_tree
+
+    root = write_tree(tmp_path / "tree", workers=WORKERS.format(async_params=""),
+                      driver_body=NO_CALLS, extra={
+                          "nemo_rl/environments/__init__.py": "",
+                          "nemo_rl/environments/nemo_gym.py": GYM,
+                          "examples/run_gym.py": SCRIPT_MODULE_LEVEL.format(
+                              method="health_check", keywords="")})
+    argv = ["audit", "--nemo-rl", str(root), "--cache-dir", str(tmp_path / "cache")]
+
+    def audit() -> tuple[int, str]:
+        out, err = io.StringIO(), io.StringIO()
+        return main(argv, out, err), out.getvalue()
+
+    assert audit()[0] == 0
+    script = root / "examples/run_gym.py"
+    script.write_text(script.read_text().replace("gym.health_check", "gym.health"))
+    code, out = audit()
+    assert code == 1 and "examples/run_gym.py:7" in out and "health" in out

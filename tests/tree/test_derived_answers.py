@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,31 @@ def test_a_config_json_cannot_hold_is_judged_every_time(
     first = run(*argv)
     assert _derived(tmp_path / "cache") == []
     assert run(*argv) == first
+
+
+def test_the_audit_s_findings_a_recipe_reaches_are_kept_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --no-verify a check scopes the audit's findings to the config; the lines are
+    kept, and what the audit reads beside the package (an entry script) is in their key."""
+    from nemo_rl_workers.checks import revision_rules
+    from tests.revision.test_scoped_check import FINISH, RECIPE
+    from tests.revision.test_scoped_check import _tree as scoped_tree
+
+    root = scoped_tree(tmp_path / "tree")
+    path = config(root, "ppo.yaml", RECIPE.format(key="ppo", finish="false"))
+    argv = ("check", "--nemo-rl", str(root), "--cache-dir", str(tmp_path / "cache"), path)
+    first = run(*argv)
+    assert first[0] == 0 and f"{FINISH}: error[missing-method] (reached by this config" in first[1]
+
+    scoped = revision_rules.scoped_findings
+    calls: list[str] = []
+
+    def counted(*args: Any, **kwargs: Any) -> tuple[list[str], list[str]]:
+        calls.append("scoped")
+        return scoped(*args, **kwargs)
+
+    monkeypatch.setattr(revision_rules, "scoped_findings", counted)
+    assert run(*argv) == first and calls == []
+    (root / "examples/run.py").write_text("print('an entry script the audit reads')\n")
+    assert run(*argv) == first and calls == ["scoped"]
+    assert run(*argv) == first and calls == ["scoped"]

@@ -398,6 +398,20 @@ def _relative_text(text: str, rel: Callable[[str], str]) -> str:
     return f"{rel(where)} {test}"
 
 
+def audit_inputs(checkout: Path) -> list[Path]:
+    """Every file an audit of `checkout` reads (as `read_tree` lists them): the package,
+    its entry scripts, the installed stubs. What a cache of its answers is keyed by."""
+    from nemo_rl_workers.tree.source.reading import discover
+
+    problems: list[SourceProblem] = []
+    files = list(discover(checkout / PACKAGE, problems, boundary=checkout))
+    if (checkout / ENTRY_SCRIPTS).is_dir():
+        files.extend(discover(checkout / ENTRY_SCRIPTS, problems, boundary=checkout))
+    for stub in stub_roots():
+        files.extend(discover(stub, problems))
+    return files
+
+
 @functools.cache
 def audit_of(root: str) -> AuditReport:
     """The audit of one tree, once per process: `check` scopes its findings to each
