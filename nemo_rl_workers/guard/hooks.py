@@ -100,6 +100,8 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     verdict = judgement.judge_source(fqn, index, own)
     if not verdict.refused:
         verdict = judgement.judge_environment(fqn, _get_actor_python_env())
+    if not verdict.refused and own is not None:
+        verdict = _own_code_verdict(fqn, own)
     driver = None
     if not verdict.refused and own is not None:
         from nemo_rl_workers.guard import driver_calls
@@ -120,6 +122,32 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
         fqn, verdict.rule,
         f"{PREFIX}: refused RayWorkerGroup{group} at {where}, {before}: {fqn} "
         f"{verdict.what} (rule {verdict.rule}); fix: {verdict.fix}.")
+
+
+def _own_code_verdict(fqn: str, own: str) -> Any:
+    """The class's own code against the tree: overrides vs its bases' calls, and vLLM's
+    attribute-clash rule for an extension it hands vLLM."""
+    from pathlib import Path
+
+    from nemo_rl_workers.guard import class_rules, judgement
+    from nemo_rl_workers.guard.class_model import class_model
+
+    tree_root = str(Path(own).parent)
+    model = class_model(fqn, tree_root)
+    findings = class_rules.override_findings(model, fqn)
+    name = fqn.rpartition(".")[2]
+    if findings:
+        return judgement.Verdict(
+            "overrides-fit-bases", class_rules.override_sentence(findings),
+            f"give {name}'s override the parameters its base's call passes (or take "
+            f"**kwargs), and call only what its MRO defines; in CI, `nemo-rl-workers audit "
+            f"--nemo-rl TREE --path DIR {fqn}` finds it")
+    handed = class_rules.vllm_clashes(model, fqn, tree_root)
+    if handed:
+        return judgement.Verdict(
+            "vllm-extension-clash", class_rules.clash_sentence(handed),
+            f"rename those attributes of {handed[0].extension} (or start them with __)")
+    return judgement.PASS
 
 
 def _driver_verdict(fqn: str, driver: Any, own: str, where: str) -> tuple[Any, str]:
