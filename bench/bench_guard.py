@@ -103,7 +103,7 @@ def _driver_check_s(fork: Path) -> tuple[float, float, int]:
     from nemo_rl_workers.guard import driver_calls
 
     own = str(fork / "nemo_rl")
-    frame = driver_calls.DriverFrame("EchoDriver", f"{own}/models/echo/echo_driver.py:20")
+    frame = driver_calls.DriverFrame("EchoDriver", f"{own}/models/echo/echo_driver.py:24")
     sys.path.insert(0, str(USER))
     try:
         start = time.perf_counter()

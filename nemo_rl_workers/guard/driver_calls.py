@@ -90,6 +90,27 @@ def missing_calls(fqn: str, driver: DriverFrame, own_root: str) -> list[Finding]
             and (f.rule, f.method, f.call) not in known]
 
 
+def protocol_of(fqn: str, driver: DriverFrame, own_root: str) -> tuple[str, str] | None:
+    """(the revision's Protocols, the name of the one `fqn` is judged against): the
+    Protocol of the driver's default worker that the class's MRO holds (source), else the
+    driver's one Protocol; None where the driver has several and the class extends none."""
+    from nemo_rl_workers.guard.class_model import class_model
+    from nemo_rl_workers.guard.driver_model import driver_model
+
+    root = _tree_root(own_root)
+    model = driver_model(root)
+    roles = model.roles.get(driver.name, ())
+    if not model.protocols or not roles:
+        return None
+    subject = class_model(fqn, root)
+    info = subject.info(fqn)
+    ancestors = {c.fqn for c in subject.resolver.mro(info).classes} if info is not None else set()
+    extended = [name for worker, name in roles if worker in ancestors]
+    if extended:
+        return model.protocols, extended[0]
+    return (model.protocols, roles[0][1]) if len(roles) == 1 else None
+
+
 def sentence_of(findings: list[Finding], driver: DriverFrame) -> str:
     """'lacks what the driver Policy calls on its workers: train (file:line), ...'."""
     methods: dict[str, str] = {}

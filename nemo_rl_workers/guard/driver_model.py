@@ -3,9 +3,13 @@
 What the guard needs of the user's NeMo-RL tree to judge a class, for each driver (by class
 name, as the audit names drivers): the calls it makes on its workers by name (method,
 positional count, keywords, whether some keywords come from an unknown mapping, stream or
-value, where, and whether it makes it unconditionally), and the audit's verdicts on the
+value, where, and whether it makes it unconditionally), the audit's verdicts on the
 tree's own worker classes of that driver on those calls (rule, method, call site: what
-upstream's own classes fail is the audit's business, never a reason to refuse a run).
+upstream's own classes fail is the audit's business, never a reason to refuse a run), and
+the revision's Protocols as `audit --emit-protocols` writes them (from the tree's
+`nemo_rl` alone: an annotation naming what the tree does not define is `Any`), each with
+the driver and default worker it is of (the workers' interpreter checks the class
+against one with `contracts`).
 
 Built once from source (`read_tree`, `DriverReader`, `audit.rules.check`), the costly
 part, and stored in the content cache (`tree.cache`, the folder every command uses,
@@ -22,7 +26,7 @@ import functools
 import hashlib
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +58,10 @@ class DriverCall:
 class DriverModel:
     calls: Mapping[str, tuple[DriverCall, ...]]  # driver name -> its calls
     known: Mapping[str, frozenset[Known]]  # driver name -> its own classes' findings
+    # The revision's Protocols, as `audit --emit-protocols` writes them ("" where none
+    # could be emitted), and driver name -> (default worker FQN, its Protocol's name).
+    protocols: str = ""
+    roles: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 def model_key(root: Path) -> str:
@@ -72,7 +80,10 @@ def model_key(root: Path) -> str:
 
 
 def build(root: Path) -> DriverModel:
-    """The model from the tree's source (the audit's driver side and call rules)."""
+    """The model from the tree's source (the audit's driver side, call rules and
+    Protocols)."""
+    from nemo_rl_workers.checks.audit.context import AuditContext
+    from nemo_rl_workers.checks.audit.protocols_emit import emission
     from nemo_rl_workers.checks.audit.rules import check
     from nemo_rl_workers.tree.drivers import DriverReader, restricted
     from nemo_rl_workers.tree.knowledge import driver_side
@@ -85,8 +96,9 @@ def build(root: Path) -> DriverModel:
     owners = sorted({d.name for d in side.drivers.values()} | {d.owner for d in side.dispatches})
     calls: dict[str, tuple[DriverCall, ...]] = {}
     known: dict[str, frozenset[Known]] = {}
+    choices = {name: reader.choices_of(name) for name in owners}
     for name in owners:
-        driver, own = reader.choices_of(name)
+        driver, own = choices[name]
         dispatches = [d for d in side.dispatches if d.owner == name and d.worker is None]
         calls[name] = tuple(
             DriverCall(d.driver, d.function, d.method, d.positional, tuple(sorted(d.keywords)),
@@ -95,7 +107,15 @@ def build(root: Path) -> DriverModel:
             for d in dispatches)
         theirs, _ = check(tree, resolver, dispatches, {name: (driver, own)})
         known[name] = frozenset((f.rule, f.method, f.call) for f in theirs)
-    return DriverModel(calls, known)
+    try:
+        emitted = emission(AuditContext(root, tree, resolver, side, choices))
+    except ValueError:  # a tree whose Protocols cannot be written: none checked
+        return DriverModel(calls, known)
+    roles: dict[str, list[tuple[str, str]]] = {}
+    for driver_name, worker, protocol in emitted.roles:
+        roles.setdefault(driver_name, []).append((worker, protocol))
+    return DriverModel(calls, known, emitted.text,
+                       {k: tuple(v) for k, v in roles.items()})
 
 
 def as_payload(model: DriverModel) -> dict[str, Any]:
@@ -104,6 +124,8 @@ def as_payload(model: DriverModel) -> dict[str, Any]:
                           c.open_keywords, c.stream, c.call, c.helper, c.always, c.unswitched]
                          for c in calls] for name, calls in model.calls.items()},
         "known": {name: sorted(list(k) for k in known) for name, known in model.known.items()},
+        "protocols": model.protocols,
+        "roles": {name: [list(r) for r in roles] for name, roles in model.roles.items()},
     }
 
 
@@ -120,9 +142,27 @@ def from_payload(payload: Mapping[str, Any]) -> DriverModel:
         known = {
             str(name): frozenset(_known(row) for row in rows)
             for name, rows in dict(payload["known"]).items()}
+        protocols = payload["protocols"]
+        roles = {str(name): tuple(_role(row) for row in rows)
+                 for name, rows in dict(payload["roles"]).items()}
     except (KeyError, TypeError, ValueError) as bad:
         raise BadPayload(f"{type(bad).__name__}: {bad}") from bad
-    return DriverModel(calls, known)
+    if not isinstance(protocols, str):
+        raise BadPayload("Protocols that are not text")
+    if protocols:
+        from nemo_rl_workers.checks.audit.protocols_emit import EmitError, check_emitted
+
+        try:  # they are run in the workers' interpreter: only what emission writes
+            check_emitted(protocols)
+        except EmitError as bad:
+            raise BadPayload(str(bad)) from bad
+    return DriverModel(calls, known, protocols, roles)
+
+
+def _role(row: object) -> tuple[str, str]:
+    if not isinstance(row, list) or len(row) != 2 or not all(isinstance(t, str) for t in row):
+        raise BadPayload("a role of another shape")
+    return row[0], row[1]
 
 
 def _call(row: object) -> DriverCall:

@@ -176,15 +176,26 @@ def _worker_verdict(fqn: str, driver: Any, own: str | None) -> Any:
     if python is None:
         return judgement.PASS  # upstream builds that interpreter later: not checked here
     calls = []
+    protocol = None
     if driver is not None and own is not None:
         from nemo_rl_workers.guard import driver_calls
 
         calls = driver_calls.calls_of(driver, own)
-    problems = worker_check.check_in_workers(fqn, python, calls)
+        protocol = driver_calls.protocol_of(fqn, driver, own)
+    problems = worker_check.check_in_workers(fqn, python, calls, protocol)
     if not problems:
         return judgement.PASS
+    rule = problems[0][0]
+    lines = [line for kind, line in problems if kind == rule]
+    if rule == worker_check.PROTOCOL_RULE:
+        return judgement.Verdict(
+            rule, f"fails the check against the revision's Protocol of what the driver "
+            f"{driver.name} calls, with contracts in the workers' interpreter ({python}): "
+            + "; ".join(lines),
+            f"give {fqn.rpartition('.')[2]} the signatures of that Protocol (`nemo-rl-workers "
+            "audit --nemo-rl TREE --emit-protocols OUT.py` writes it, for CI's type checkers)")
     return judgement.Verdict(
-        "worker-interpreter", "; ".join(problems),
+        rule, "; ".join(lines),
         "make the class's module and what it imports importable in that interpreter, or "
         "register the environment that has them")
 

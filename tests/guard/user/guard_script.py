@@ -50,6 +50,7 @@ CLASSES = {
     "driver-missing": "guard_workers.EchoWorker",  # lacks ping
     "driver-good": "guard_workers.PingWorker",
     "driver-own": "nemo_rl.models.echo.echo_driver.EchoDefaultWorker",
+    "driver-typed": "guard_workers.StrEchoWorker",  # echo takes a str, the Protocol an int
 }
 
 
