@@ -95,12 +95,12 @@ def protocol_of(fqn: str, driver: DriverFrame, own_root: str) -> tuple[str, str]
     Protocol of the driver's default worker that the class's MRO holds (source), else the
     driver's one Protocol; None where the driver has several and the class extends none."""
     from nemo_rl_workers.guard.class_model import class_model
-    from nemo_rl_workers.guard.driver_model import driver_model
+    from nemo_rl_workers.guard.driver_model import driver_model, safe_protocols
 
     root = _tree_root(own_root)
     model = driver_model(root)
     roles = model.roles.get(driver.name, ())
-    if not model.protocols or not roles:
+    if not model.protocols or not roles or not safe_protocols(model.protocols):
         return None
     subject = class_model(fqn, root)
     info = subject.info(fqn)

@@ -149,13 +149,6 @@ def from_payload(payload: Mapping[str, Any]) -> DriverModel:
         raise BadPayload(f"{type(bad).__name__}: {bad}") from bad
     if not isinstance(protocols, str):
         raise BadPayload("Protocols that are not text")
-    if protocols:
-        from nemo_rl_workers.checks.audit.protocols_emit import EmitError, check_emitted
-
-        try:  # they are run in the workers' interpreter: only what emission writes
-            check_emitted(protocols)
-        except EmitError as bad:
-            raise BadPayload(str(bad)) from bad
     return DriverModel(calls, known, protocols, roles)
 
 
@@ -198,6 +191,19 @@ def _cache() -> Any:
         print(f"{PREFIX}: {bad}; the tree's drivers are read from source", file=sys.stderr,
               flush=True)
         return None
+
+
+@functools.cache
+def safe_protocols(text: str) -> bool:
+    """Whether stored Protocols are only what emission writes (they run in the workers'
+    interpreter; checked where they are about to, not on every load)."""
+    from nemo_rl_workers.checks.audit.protocols_emit import EmitError, check_emitted
+
+    try:
+        check_emitted(text)
+    except EmitError:
+        return False
+    return True
 
 
 @functools.cache

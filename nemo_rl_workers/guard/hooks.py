@@ -97,20 +97,24 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     index = judgement.SourceIndex(ImportRoots.of_this_interpreter())
     if judgement.own_class(fqn, index, own):
         return  # upstream's own classes are never refused, at any release
+    driver = None
+    if own is not None:
+        from nemo_rl_workers.guard import driver_calls
+
+        driver = driver_calls.driver_on_stack(sys._getframe(1), own)
+    try:  # in flight during the checks below
+        pending = _start_worker_check(fqn, driver, own)
+    except Exception:  # noqa: BLE001 - met again, in order, where its verdict is asked
+        pending = None
     verdict = judgement.judge_source(fqn, index, own)
     if not verdict.refused:
         verdict = judgement.judge_environment(fqn, _get_actor_python_env())
     if not verdict.refused and own is not None:
         verdict = _own_code_verdict(fqn, own)
-    driver = None
-    if not verdict.refused and own is not None:
-        from nemo_rl_workers.guard import driver_calls
-
-        driver = driver_calls.driver_on_stack(sys._getframe(1), own)
-        if driver is not None:
-            verdict, where = _driver_verdict(fqn, driver, own, where)
+    if not verdict.refused and own is not None and driver is not None:
+        verdict, where = _driver_verdict(fqn, driver, own, where)
     if not verdict.refused:
-        verdict = _worker_verdict(fqn, driver, own)
+        verdict = _worker_verdict(fqn, driver, own, pending)
     if not verdict.refused:
         return
     earlier = _placement_groups_before(cluster)
@@ -164,17 +168,22 @@ def _driver_verdict(fqn: str, driver: Any, own: str, where: str) -> tuple[Any, s
         f"`nemo-rl-workers audit --nemo-rl TREE --path DIR {fqn}` finds it"), driver.where
 
 
-def _worker_verdict(fqn: str, driver: Any, own: str | None) -> Any:
-    """The check in the workers' own interpreter (one Ray task, once per class)."""
-    from nemo_rl_workers.guard import judgement, worker_check
+def _start_worker_check(fqn: str, driver: Any, own: str | None) -> Any:
+    """The check in the workers' own interpreter (one Ray task, once per class), submitted;
+    None where it is not run (no Ray, an interpreter upstream builds later) or cannot be
+    started yet (it is then started, or its failure met, where its verdict is asked)."""
+    from nemo_rl_workers.guard import worker_check
 
     ray = sys.modules.get("ray")
     answer_of = _get_actor_python_env()
     if ray is None or not ray.is_initialized() or answer_of is None:
-        return judgement.PASS
-    python = worker_check.interpreter_of(answer_of(fqn))
+        return None
+    try:
+        python = worker_check.interpreter_of(answer_of(fqn))
+    except Exception:  # noqa: BLE001 - unregistered: `judge_environment` says so
+        return None
     if python is None:
-        return judgement.PASS  # upstream builds that interpreter later: not checked here
+        return None  # upstream builds that interpreter later: not checked here
     calls = []
     protocol = None
     if driver is not None and own is not None:
@@ -182,9 +191,21 @@ def _worker_verdict(fqn: str, driver: Any, own: str | None) -> Any:
 
         calls = driver_calls.calls_of(driver, own)
         protocol = driver_calls.protocol_of(fqn, driver, own)
-    problems = worker_check.check_in_workers(fqn, python, calls, protocol)
+    return worker_check.start(fqn, python, calls, protocol)
+
+
+def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any:
+    """The verdict of the check in the workers' interpreter."""
+    from nemo_rl_workers.guard import judgement, worker_check
+
+    if pending is None:
+        pending = _start_worker_check(fqn, driver, own)
+    if pending is None:
+        return judgement.PASS
+    problems = pending.result()
     if not problems:
         return judgement.PASS
+    python = pending.key[1]
     rule = problems[0][0]
     lines = [line for kind, line in problems if kind == rule]
     if rule == worker_check.PROTOCOL_RULE:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Call = tuple[str, int, tuple[str, ...] | None]  # method, positional count, keywords (None: open)
@@ -130,13 +131,31 @@ def interpreter_of(answer: object) -> str | None:
     return answer if os.path.isfile(answer) and os.access(answer, os.X_OK) else None
 
 
-def check_in_workers(fqn: str, python: str, calls: Sequence[Call],
-                     protocol: Protocol | None = None) -> list[Problem]:
-    """The probe's problems, run once per (class, interpreter, calls, Protocol) in this
-    process."""
+@dataclass
+class Pending:
+    """The probe of one (class, interpreter, calls, Protocol): answered already in this
+    process, or its task in flight (`ref`), submitted before the guard's other checks so
+    that the worker process Ray starts for it overlaps them. A task whose answer is never
+    asked for (the class was refused before) finishes on its own: it creates nothing."""
+
+    key: tuple[str, str, tuple[Call, ...], Protocol | None]
+    ref: Any = None
+
+    def result(self) -> list[Problem]:
+        if self.key not in _checked:
+            import ray
+
+            answer: Any = ray.get(self.ref, timeout=TIMEOUT_S)
+            _checked[self.key] = [(str(rule), str(line)) for rule, line in answer]
+        return _checked[self.key]
+
+
+def start(fqn: str, python: str, calls: Sequence[Call],
+          protocol: Protocol | None = None) -> Pending:
+    """Submit the probe (once per key in this process)."""
     key = (fqn, python, tuple(calls), protocol)
     if key in _checked:
-        return _checked[key]
+        return Pending(key)
     import ray
     from ray import cloudpickle
 
@@ -146,7 +165,11 @@ def check_in_workers(fqn: str, python: str, calls: Sequence[Call],
     if os.path.realpath(python) != os.path.realpath(sys.executable):
         options["runtime_env"] = {"py_executable": python}
     task: Any = ray.remote(probe).options(**options)
-    answer: Any = ray.get(task.remote(fqn, list(calls), protocol), timeout=TIMEOUT_S)
-    found = [(str(rule), str(line)) for rule, line in answer]
-    _checked[key] = found
-    return found
+    return Pending(key, task.remote(fqn, list(calls), protocol))
+
+
+def check_in_workers(fqn: str, python: str, calls: Sequence[Call],
+                     protocol: Protocol | None = None) -> list[Problem]:
+    """The probe's problems, run once per (class, interpreter, calls, Protocol) in this
+    process."""
+    return start(fqn, python, calls, protocol).result()
