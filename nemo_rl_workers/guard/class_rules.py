@@ -44,6 +44,7 @@ class HandedClash:
     extension: str  # the worker_extension_cls the class hands vLLM
     where: str  # file:line where it is handed
     clashes: tuple[Clash, ...]
+    pinned: str | None = None  # the vLLM the tree pins, where the rule is another's
 
 
 def vllm_clashes(model: ClassModel, fqn: str, tree_root: str) -> list[HandedClash]:
@@ -62,9 +63,10 @@ def vllm_clashes(model: ClassModel, fqn: str, tree_root: str) -> list[HandedClas
               if n.cls is not None and n.cls.fqn in own]
     if not handed:
         return []
-    rule = _rule(tree_root)
+    rule, pinned = _rule(tree_root)
     if rule is None:
         return []
+    other = pinned if pinned is not None and pinned != rule.version else None
     out: list[HandedClash] = []
     for named in handed:
         names = extension_names(model.tree, model.resolver, named.fqn)
@@ -73,7 +75,7 @@ def vllm_clashes(model: ClassModel, fqn: str, tree_root: str) -> list[HandedClas
         clashes = [c for c in rule.clashes(named.fqn, names.names)
                    if model.owns(_file_of(model, c.extension_owner))]
         if clashes:
-            out.append(HandedClash(named.fqn, named.where, tuple(clashes)))
+            out.append(HandedClash(named.fqn, named.where, tuple(clashes), other))
     return out
 
 
@@ -83,7 +85,8 @@ def _file_of(model: ClassModel, fqn: str) -> str:
 
 
 @functools.cache
-def _rule(tree_root: str) -> ExtensionRule | None:
+def _rule(tree_root: str) -> tuple[ExtensionRule | None, str | None]:
+    """vLLM's rule to judge by, and the version the tree pins."""
     from nemo_rl_workers.checks.vllm_extension_rule import (
         ExtensionRuleUnavailable,
         installed_manifests,
@@ -93,9 +96,9 @@ def _rule(tree_root: str) -> ExtensionRule | None:
 
     pinned, _ = project_pin(Path(tree_root))
     try:
-        return load_rule(pinned if pinned in installed_manifests() else None)
+        return load_rule(pinned if pinned in installed_manifests() else None), pinned
     except ExtensionRuleUnavailable:
-        return None
+        return None, pinned
 
 
 def override_sentence(findings: list[Finding]) -> str:
@@ -113,4 +116,6 @@ def clash_sentence(handed: list[HandedClash]) -> str:
     names = sorted({c.name for h in handed for c in h.clashes})
     return (f"hands vLLM the worker extension {first.extension} ({first.where}), which "
             f"vLLM's attribute-clash rule refuses for {len(names)} name(s) "
-            f"({', '.join(names)}): {clash.message()}")
+            f"({', '.join(names)}): {clash.message()}"
+            + (f" (the tree pins vLLM {first.pinned}, for which no vllm-stubs is installed)"
+               if first.pinned else ""))

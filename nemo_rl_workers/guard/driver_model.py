@@ -145,6 +145,8 @@ def from_payload(payload: Mapping[str, Any]) -> DriverModel:
         protocols = payload["protocols"]
         roles = {str(name): tuple(_role(row) for row in rows)
                  for name, rows in dict(payload["roles"]).items()}
+    except BadPayload:
+        raise
     except (KeyError, TypeError, ValueError) as bad:
         raise BadPayload(f"{type(bad).__name__}: {bad}") from bad
     if not isinstance(protocols, str):

@@ -150,7 +150,7 @@ def _own_code_verdict(fqn: str, own: str) -> Any:
     if handed:
         return judgement.Verdict(
             "vllm-extension-clash", class_rules.clash_sentence(handed),
-            f"rename those attributes of {handed[0].extension} (or start them with __)")
+            f"rename those attributes of {handed[0].extension}")
     return judgement.PASS
 
 
