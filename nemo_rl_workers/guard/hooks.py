@@ -5,8 +5,10 @@ module (`startup`'s finder), and wraps (wrapt function wrappers; upstream's sour
 never changed):
 - `RayWorkerGroup.__init__`: the builder's class is judged before the original runs, so a
   refusal comes before upstream creates the group's placement groups (the cluster's, on
-  first `get_placement_groups()`) or any actor; after it, the group's actors are recorded
-  for the notes;
+  first `get_placement_groups()`) or any actor: from source and the live registry, its own
+  code against the tree, what the constructing driver calls, then the task in the
+  workers' interpreter (submitted first, so that the others overlap it); after it, the
+  group's actors are recorded for the notes;
 - its `run_*` methods: a name no worker has gets the "no worker ran it" note;
 - `ray.get`: an error raised by an actor of a guarded group gets the call's note (most
   upstream call sites collect results with a plain `ray.get`; `MultiWorkerFuture.get_results`
