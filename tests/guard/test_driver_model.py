@@ -78,3 +78,19 @@ def test_stored_protocols_run_only_if_emission_could_have_written_them() -> None
         "    def m(self, x: int) -> int: ...\n")
     assert not driver_model.safe_protocols(
         "from typing import Protocol\nimport os\nos.system('true')\n")
+
+
+@pytest.mark.parametrize("tree", ["nemo-rl", "nemo-rl-2025-09"], ids=["2026-08", "2025-09"])
+def test_both_corpus_trees_are_modelled(tree: str, cache_dir: Path) -> None:
+    from tests.guard.upstream import CORPUS
+
+    root = CORPUS / tree
+    if not root.is_dir():
+        pytest.skip("the corpus is absent")
+    model = driver_model.driver_model(str(root))
+    policy = {c.method for c in model.calls["Policy"] if c.always}
+    assert {"train", "get_logprobs"} <= policy, sorted(policy)
+    # Every driver's Protocols are of the workers it starts, and are what emission writes.
+    assert {worker.rpartition(".")[2] for worker, _ in model.roles["Policy"]} >= {
+        "DTensorPolicyWorker", "MegatronPolicyWorker"}
+    assert driver_model.safe_protocols(model.protocols)
