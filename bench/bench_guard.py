@@ -13,7 +13,9 @@
   group) and its own local Ray cluster (2 CPUs), two workers of a user's class started and
   shut down, first unguarded, then armed (the hooks cannot be taken off again in one
   process), the tree's model already cached; the guard's own time, and the task in the
-  workers' interpreter within it, are measured inside the armed starts.
+  workers' interpreter within it, are measured inside the armed starts. Then a program's
+  first group on a fresh Ray cluster (no warm-up start: Ray's pool holds the workers it
+  prestarts), unguarded and armed, in alternating child processes.
 
 Run with `python -m bench.bench_guard` (skips what needs the corpus where it is absent).
 """
@@ -164,7 +166,9 @@ def start() -> float:
     echo.worker_group.shutdown(force=True)
     cluster.shutdown()
     return took
-start()  # warm: the first start pays for Ray's worker pool
+mode = sys.argv[2]  # "rounds", or "fresh-plain" / "fresh-armed": one group, the program's first
+if mode == "rounds":
+    start()  # warm: the first start pays for Ray's worker pool
 plain, armed, judged, probed = [], [], [], []
 from nemo_rl_workers.guard import hooks, startup, worker_check
 original, original_probe = hooks.judge, worker_check.Pending.result
@@ -183,23 +187,25 @@ def timed_probe(*args: Any, **kwargs: Any) -> Any:
 hooks.judge = timed
 worker_check.Pending.result = timed_probe  # the wait for the task, past what overlapped it
 rounds = int(sys.argv[1])
-for _ in range(rounds):
+for _ in range(rounds if mode == "rounds" else int(mode == "fresh-plain")):
     plain.append(start())
-startup.arm()  # worker_groups is imported already: wrapt runs the hook now
-for _ in range(rounds):
+if mode != "fresh-plain":
+    startup.arm()  # worker_groups is imported already: wrapt runs the hook now
+for _ in range(rounds if mode == "rounds" else int(mode == "fresh-armed")):
     armed.append(start())
 ray.shutdown()
 print(json.dumps({"plain": plain, "armed": armed, "judged": judged, "probed": probed}))
 """
 
 
-def _group_starts(fork: Path, cache: str) -> dict[str, list[float]]:
-    """Groups the fork's EchoDriver constructs (the tree's model in `cache` already)."""
+def _group_starts(fork: Path, cache: str, mode: str = "rounds") -> dict[str, list[float]]:
+    """Groups the fork's EchoDriver constructs (the tree's model in `cache` already):
+    `rounds` after a warm-up start, or one group, the first of a fresh Ray cluster."""
     with tempfile.TemporaryDirectory(prefix="rgb", dir="/tmp") as tmp:
         env = _env(PYTHONPATH=os.pathsep.join([str(fork), str(USER)]), RAY_TMPDIR=tmp,
                    RAY_USAGE_STATS_ENABLED="0", NEMO_RL_WORKERS_CACHE_DIR=cache)
-        done = run_child([str(VENV_BIN / "python"), "-c", CHILD, str(GROUP_ROUNDS)], env=env,
-                         cwd=Path(tmp), timeout_s=600)
+        done = run_child([str(VENV_BIN / "python"), "-c", CHILD, str(GROUP_ROUNDS), mode],
+                         env=env, cwd=Path(tmp), timeout_s=600)
     assert done.returncode == 0, done.stderr[-2000:]
     found: dict[str, list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
@@ -263,6 +269,32 @@ def _group_rows(starts: dict[str, list[float]], out: dict[str, object]) -> list[
     ]
 
 
+FRESH_MODES = ("fresh-plain", "fresh-armed")
+FRESH_ROUNDS = 2
+
+
+def _fresh_rows(runs: list[dict[str, list[float]]],
+                out: dict[str, object]) -> list[list[object]]:
+    """A program's first group on a fresh Ray cluster (whose pool holds the workers Ray
+    prestarts), unguarded and armed in alternating child processes."""
+    plain = statistics.median([r["plain"][0] for r in runs if r["plain"]])
+    armed = statistics.median([r["armed"][0] for r in runs if r["armed"]])
+    judged = statistics.median([r["judged"][0] for r in runs if r["judged"]])
+    probed = statistics.median([r["probed"][0] for r in runs if r["probed"]])
+    out.update(fresh_plain_ms=plain * 1e3, fresh_armed_ms=armed * 1e3,
+               fresh_guard_ms=judged * 1e3, fresh_probe_ms=probed * 1e3)
+    return [
+        [f"a program's first group, fresh cluster, unguarded ({FRESH_ROUNDS} runs)",
+         f"{plain * 1e3:.0f}", "1.00", ""],
+        [f"a program's first group, fresh cluster, armed ({FRESH_ROUNDS} runs)",
+         f"{armed * 1e3:.0f}", f"{ratio(armed, plain):.2f}", ""],
+        ["  the guard in it", f"{judged * 1e3:.1f}", f"{ratio(judged, plain):.4f}",
+         _share(ratio(judged, plain))],
+        ["    of which waiting for the task in the workers' interpreter", f"{probed * 1e3:.1f}",
+         f"{ratio(probed, plain):.4f}", ""],
+    ]
+
+
 def main() -> dict[str, object]:
     line_s = _pth_line_s()
     unarmed_s, armed_s = _starts()
@@ -287,8 +319,10 @@ def main() -> dict[str, object]:
             shutil.copy(DRIVER, fork / "nemo_rl" / "models" / "echo" / "echo_driver.py")
             built, cached = _driver_checks(fork, cache)
             starts = _group_starts(fork, cache)
+            fresh = [_group_starts(fork, cache, mode) for mode in FRESH_MODES * FRESH_ROUNDS]
         rows += _driver_rows(built, cached, out)
         rows += _group_rows(starts, out)
+        rows += _fresh_rows(fresh, out)
     print(f"Medians ({ROUNDS} rounds; {GROUP_ROUNDS} group starts), alternating where compared")
     print_table(["what", "ms", "ratio", "goal"], rows)
     return out
