@@ -8,8 +8,10 @@ interpreter (ray, tqdm, numpy, rich and torch are in it), starts its own local R
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,7 @@ CLI = str(Path(sys.executable).parent / "nemo-rl-workers")
 GUARD_ENV = ("NEMO_RL_WORKERS_GUARD", "NEMO_RL_WORKERS_GUARD_STRICT")
 # The guard's tree models go to one folder of this test session, never the user's cache.
 MODEL_CACHE = tempfile.mkdtemp(prefix="nrw-guard-cache-")
+atexit.register(shutil.rmtree, MODEL_CACHE, ignore_errors=True)
 
 
 @dataclass(frozen=True)
