@@ -4,13 +4,18 @@
   interpreters, `python -c pass` unarmed vs armed (`NEMO_RL_WORKERS_GUARD=1`: the start-up
   module and its finder; wrapt comes with upstream's worker groups), alternating, medians.
 - Armed, the check of one class (goal <= 50 ms with the tree model cached): the source and
-  registry judgement of a user's class; and the check against what a tree driver calls
-  (the audit's model of the tree: the first call reads the tree, later ones are cached).
+  registry judgement of a user's class; against what a tree driver calls, in two fresh
+  processes over one empty content cache (the first reads the tree and stores the guard's
+  model, the next finds it: key, load, the class on demand), and another class in that
+  process; the own-code rules (overrides, vLLM's clash) of a user's vLLM worker.
 - The whole guard vs upstream's `RayWorkerGroup()` start on CPU (goal <= 5%): in a child
-  process with the 2026-08 corpus as `nemo_rl` and its own local Ray cluster (2 CPUs),
-  two workers of a user's class started and shut down, first unguarded, then armed (the
-  hooks cannot be taken off again in one process); the guard's own time is measured
-  inside the armed starts.
+  process with a fork of the 2026-08 corpus as `nemo_rl` (its `EchoDriver` constructs the
+  group) and its own local Ray cluster (2 CPUs), two workers of a user's class started and
+  shut down, first unguarded, then armed (the hooks cannot be taken off again in one
+  process), the tree's model already cached; the guard's own time, and the task in the
+  workers' interpreter within it, are measured inside the armed starts. Then a program's
+  first group on a fresh Ray cluster (no warm-up start: Ray's pool holds the workers it
+  prestarts), unguarded and armed, in alternating child processes.
 
 Run with `python -m bench.bench_guard` (skips what needs the corpus where it is absent).
 """
@@ -21,7 +26,6 @@ import json
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -98,25 +102,48 @@ def _class_check_s() -> float:
     return statistics.median(times)
 
 
-def _driver_check_s(fork: Path) -> tuple[float, float, int]:
-    """(first call: the tree read, cached call median, findings) for the fork's driver."""
-    from nemo_rl_workers.guard import driver_calls
+DRIVER_CHILD = r"""
+import json, sys, time
+from pathlib import Path
+from nemo_rl_workers.checks.audit import rules, subclasses
+from nemo_rl_workers.guard import class_rules, driver_calls, driver_model
+from nemo_rl_workers.guard.class_model import class_model
+from nemo_rl_workers.tree import drivers
+own = sys.argv[1]
+frame = driver_calls.DriverFrame("EchoDriver", own + "/models/echo/echo_driver.py:24")
+t = time.perf_counter()
+driver_model.driver_model(str(Path(own).parent))  # key over every file; load, or build
+model_s = time.perf_counter() - t
+t = time.perf_counter()
+found = driver_calls.missing_calls("guard_workers.EchoWorker", frame, own)
+first = time.perf_counter() - t
+t = time.perf_counter()
+driver_calls.missing_calls("guard_workers.PingWorker", frame, own)
+again = time.perf_counter() - t
+t = time.perf_counter()
+fqn = "guard_vllm_workers.OwnExtensionWorker"
+tree_root = str(Path(own).parent)
+model = class_model(fqn, tree_root)
+refused = bool(class_rules.override_findings(model, fqn) or
+               class_rules.vllm_clashes(model, fqn, tree_root))
+own_code = time.perf_counter() - t
+print(json.dumps({"model": model_s, "first": first, "again": again, "findings": len(found),
+                  "own_code": own_code, "own_code_refused": refused,
+                  "own_code_files": model.tree.files_read}))
+"""
 
-    own = str(fork / "nemo_rl")
-    frame = driver_calls.DriverFrame("EchoDriver", f"{own}/models/echo/echo_driver.py:20")
-    sys.path.insert(0, str(USER))
-    try:
-        start = time.perf_counter()
-        found = driver_calls.missing_calls("guard_workers.EchoWorker", frame, own)
-        first = time.perf_counter() - start
-        times = []
-        for _ in range(ROUNDS):
-            start = time.perf_counter()
-            driver_calls.missing_calls("guard_workers.EchoWorker", frame, own)
-            times.append(time.perf_counter() - start)
-    finally:
-        sys.path.remove(str(USER))
-    return first, statistics.median(times), len(found)
+
+def _driver_checks(fork: Path, cache: str) -> list[dict[str, float]]:
+    """Two fresh processes over one empty content cache: the first reads the fork's tree
+    and stores its model, the second finds it (modules imported before the clock)."""
+    out = []
+    env = _env(NEMO_RL_WORKERS_CACHE_DIR=cache, PYTHONPATH=str(USER))
+    for _ in range(2):
+        done = run_child([str(VENV_BIN / "python"), "-c", DRIVER_CHILD, str(fork / "nemo_rl")],
+                         env=env, cwd=REPO, timeout_s=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        out.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out
 
 
 CHILD = r"""
@@ -127,50 +154,145 @@ import ray
 groups: Any = importlib.import_module("nemo_rl.distributed.worker_groups")
 cluster_mod: Any = importlib.import_module("nemo_rl.distributed.virtual_cluster")
 registry: Any = importlib.import_module("nemo_rl.distributed.ray_actor_environment_registry")
-FQN = "guard_workers.EchoWorker"
+driver: Any = importlib.import_module("nemo_rl.models.echo.echo_driver")
+FQN = "guard_workers.PingWorker"
 registry.ACTOR_ENVIRONMENT_REGISTRY[FQN] = cluster_mod.PY_EXECUTABLES.SYSTEM
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
 def start() -> float:
     cluster = cluster_mod.RayVirtualCluster([2], use_gpus=False, num_gpus_per_node=0)
     t = time.perf_counter()
-    group = groups.RayWorkerGroup(cluster, groups.RayWorkerBuilder(FQN))
+    echo = driver.EchoDriver(cluster, worker_fqn=FQN)  # the fork's driver builds the group
     took = time.perf_counter() - t
-    group.shutdown(force=True)
+    echo.worker_group.shutdown(force=True)
     cluster.shutdown()
     return took
-start()  # warm: the first start pays for Ray's worker pool
-plain, armed, judged = [], [], []
-from nemo_rl_workers.guard import hooks, startup
-original = hooks.judge
+mode = sys.argv[2]  # "rounds", or "fresh-plain" / "fresh-armed": one group, the program's first
+if mode == "rounds":
+    start()  # warm: the first start pays for Ray's worker pool
+plain, armed, judged, probed = [], [], [], []
+from nemo_rl_workers.guard import hooks, startup, worker_check
+original, original_probe = hooks.judge, worker_check.Pending.result
 def timed(*args: Any, **kwargs: Any) -> None:
     t = time.perf_counter()
     try:
         original(*args, **kwargs)
     finally:
         judged.append(time.perf_counter() - t)
+def timed_probe(*args: Any, **kwargs: Any) -> Any:
+    t = time.perf_counter()
+    try:
+        return original_probe(*args, **kwargs)
+    finally:
+        probed.append(time.perf_counter() - t)
 hooks.judge = timed
+worker_check.Pending.result = timed_probe  # the wait for the task, past what overlapped it
 rounds = int(sys.argv[1])
-for _ in range(rounds):
+for _ in range(rounds if mode == "rounds" else int(mode == "fresh-plain")):
     plain.append(start())
-startup.arm()  # worker_groups is imported already: wrapt runs the hook now
-for _ in range(rounds):
+if mode != "fresh-plain":
+    startup.arm()  # worker_groups is imported already: wrapt runs the hook now
+for _ in range(rounds if mode == "rounds" else int(mode == "fresh-armed")):
     armed.append(start())
 ray.shutdown()
-print(json.dumps({"plain": plain, "armed": armed, "judged": judged}))
+print(json.dumps({"plain": plain, "armed": armed, "judged": judged, "probed": probed}))
 """
 
 
-def _group_starts() -> dict[str, list[float]] | None:
-    if not TREE.is_dir():
-        return None
+def _group_starts(fork: Path, cache: str, mode: str = "rounds") -> dict[str, list[float]]:
+    """Groups the fork's EchoDriver constructs (the tree's model in `cache` already):
+    `rounds` after a warm-up start, or one group, the first of a fresh Ray cluster."""
     with tempfile.TemporaryDirectory(prefix="rgb", dir="/tmp") as tmp:
-        env = _env(PYTHONPATH=os.pathsep.join([str(TREE), str(USER)]), RAY_TMPDIR=tmp,
-                   RAY_USAGE_STATS_ENABLED="0")
-        done = run_child([str(VENV_BIN / "python"), "-c", CHILD, str(GROUP_ROUNDS)], env=env,
-                         cwd=Path(tmp), timeout_s=600)
+        env = _env(PYTHONPATH=os.pathsep.join([str(fork), str(USER)]), RAY_TMPDIR=tmp,
+                   RAY_USAGE_STATS_ENABLED="0", NEMO_RL_WORKERS_CACHE_DIR=cache)
+        done = run_child([str(VENV_BIN / "python"), "-c", CHILD, str(GROUP_ROUNDS), mode],
+                         env=env, cwd=Path(tmp), timeout_s=600)
     assert done.returncode == 0, done.stderr[-2000:]
     found: dict[str, list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
     return found
+
+
+def _within(value_s: float) -> str:
+    return f"<= {CHECK_GOAL_MS:.0f} ms: {'yes' if value_s * 1e3 <= CHECK_GOAL_MS else 'no'}"
+
+
+def _share(value: float) -> str:
+    return f"<= {SHARE_GOAL:.0%}: {'yes' if value <= SHARE_GOAL else 'no'}"
+
+
+def _driver_rows(built: dict[str, float], cached: dict[str, float],
+                 out: dict[str, object]) -> list[list[object]]:
+    out.update(model_first_ms=built["model"] * 1e3, model_cached_ms=cached["model"] * 1e3,
+               driver_cached_ms=cached["first"] * 1e3,
+               driver_again_ms=cached["again"] * 1e3, own_code_ms=cached["own_code"] * 1e3)
+    return [
+        ["tree model, first process (reads the tree, stores the model)",
+         f"{built['model'] * 1e3:.0f}", "1.00", ""],
+        ["tree model, next process (key over every file's bytes, load)",
+         f"{cached['model'] * 1e3:.1f}", f"{ratio(cached['model'], built['model']):.3f}", ""],
+        [f"driver calls of one class, model cached ({cached['findings']:.0f} finding)",
+         f"{cached['first'] * 1e3:.1f}", "", _within(cached["first"])],
+        ["  next process, model and class together",
+         f"{(cached['model'] + cached['first']) * 1e3:.1f}", "",
+         _within(cached["model"] + cached["first"])],
+        ["driver calls, another class, same process", f"{cached['again'] * 1e3:.2f}", "",
+         _within(cached["again"])],
+        [f"own code (overrides, vLLM clash), {cached['own_code_files']:.0f} files on demand"
+         + (" (refused)" if cached["own_code_refused"] else ""),
+         f"{cached['own_code'] * 1e3:.1f}", "", _within(cached["own_code"])],
+    ]
+
+
+def _group_rows(starts: dict[str, list[float]], out: dict[str, object]) -> list[list[object]]:
+    plain = statistics.median(starts["plain"])
+    armed = statistics.median(starts["armed"])
+    # The first armed group of the class runs the check in the workers' interpreter (one
+    # Ray task); later groups of the same class find it done.
+    first, probe = starts["judged"][0], starts["probed"][0]
+    later = statistics.median(starts["judged"][1:])
+    out.update(group_plain_ms=plain * 1e3, group_armed_ms=armed * 1e3,
+               guard_first_ms=first * 1e3, probe_first_ms=probe * 1e3,
+               guard_in_group_ms=later * 1e3)
+    return [
+        ["EchoDriver's RayWorkerGroup() of 2 workers, unguarded", f"{plain * 1e3:.0f}", "1.00",
+         ""],
+        ["EchoDriver's RayWorkerGroup() of 2 workers, armed", f"{armed * 1e3:.0f}",
+         f"{ratio(armed, plain):.2f}", ""],
+        ["  the guard, first group of the class", f"{first * 1e3:.1f}",
+         f"{ratio(first, plain):.4f}", _share(ratio(first, plain))],
+        ["    of which waiting for the task in the workers' interpreter", f"{probe * 1e3:.1f}",
+         f"{ratio(probe, plain):.4f}", ""],
+        ["    the rest (its submission, source, tree model cached, own code)",
+         f"{(first - probe) * 1e3:.1f}",
+         f"{ratio(first - probe, plain):.4f}", _share(ratio(first - probe, plain))],
+        ["  the guard, later groups (measured inside)", f"{later * 1e3:.2f}",
+         f"{ratio(later, plain):.4f}", _share(ratio(later, plain))],
+    ]
+
+
+FRESH_MODES = ("fresh-plain", "fresh-armed")
+FRESH_ROUNDS = 2
+
+
+def _fresh_rows(runs: list[dict[str, list[float]]],
+                out: dict[str, object]) -> list[list[object]]:
+    """A program's first group on a fresh Ray cluster (whose pool holds the workers Ray
+    prestarts), unguarded and armed in alternating child processes."""
+    plain = statistics.median([r["plain"][0] for r in runs if r["plain"]])
+    armed = statistics.median([r["armed"][0] for r in runs if r["armed"]])
+    judged = statistics.median([r["judged"][0] for r in runs if r["judged"]])
+    probed = statistics.median([r["probed"][0] for r in runs if r["probed"]])
+    out.update(fresh_plain_ms=plain * 1e3, fresh_armed_ms=armed * 1e3,
+               fresh_guard_ms=judged * 1e3, fresh_probe_ms=probed * 1e3)
+    return [
+        [f"a program's first group, fresh cluster, unguarded ({FRESH_ROUNDS} runs)",
+         f"{plain * 1e3:.0f}", "1.00", ""],
+        [f"a program's first group, fresh cluster, armed ({FRESH_ROUNDS} runs)",
+         f"{armed * 1e3:.0f}", f"{ratio(armed, plain):.2f}", ""],
+        ["  the guard in it", f"{judged * 1e3:.1f}", f"{ratio(judged, plain):.4f}",
+         _share(ratio(judged, plain))],
+        ["    of which waiting for the task in the workers' interpreter", f"{probed * 1e3:.1f}",
+         f"{ratio(probed, plain):.4f}", ""],
+    ]
 
 
 def main() -> dict[str, object]:
@@ -188,45 +310,19 @@ def main() -> dict[str, object]:
     ]
     out: dict[str, object] = {"pth_line_ms": line_s * 1e3, "class_check_ms": class_s * 1e3}
     if TREE.is_dir():
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
             fork = Path(tmp)
             shutil.copytree(TREE / "nemo_rl", fork / "nemo_rl",
                             ignore=shutil.ignore_patterns("__pycache__"))
             (fork / "nemo_rl" / "models" / "echo").mkdir()
             (fork / "nemo_rl" / "models" / "echo" / "__init__.py").write_text("")
             shutil.copy(DRIVER, fork / "nemo_rl" / "models" / "echo" / "echo_driver.py")
-            first_s, cached_s, findings = _driver_check_s(fork)
-        rows += [
-            ["driver calls, first (reads the tree)", f"{first_s * 1e3:.0f}", "", ""],
-            [f"driver calls, tree model cached ({findings} finding)", f"{cached_s * 1e3:.2f}",
-             f"{ratio(cached_s, first_s):.3f}",
-             f"<= {CHECK_GOAL_MS:.0f} ms: {'yes' if cached_s * 1e3 <= CHECK_GOAL_MS else 'no'}"],
-        ]
-        out.update(driver_first_ms=first_s * 1e3, driver_cached_ms=cached_s * 1e3)
-    starts = _group_starts()
-    if starts is not None:
-        plain = statistics.median(starts["plain"])
-        armed = statistics.median(starts["armed"])
-        # The first armed group of the class runs the check in the workers' interpreter
-        # (one Ray task); later groups of the same class find it done.
-        first_judged = starts["judged"][0]
-        judged = statistics.median(starts["judged"][1:])
-        first_share, share = first_judged / armed, judged / armed
-
-        def goal(value: float) -> str:
-            return f"<= {SHARE_GOAL:.0%}: {'yes' if value <= SHARE_GOAL else 'no'}"
-
-        rows += [
-            ["RayWorkerGroup() of 2 workers, unguarded", f"{plain * 1e3:.0f}", "1.00", ""],
-            ["RayWorkerGroup() of 2 workers, armed", f"{armed * 1e3:.0f}",
-             f"{ratio(armed, plain):.2f}", ""],
-            ["  the guard, first group of the class", f"{first_judged * 1e3:.1f}",
-             f"{first_share:.4f}", goal(first_share)],
-            ["  the guard, later groups (measured inside)", f"{judged * 1e3:.2f}",
-             f"{share:.4f}", goal(share)],
-        ]
-        out.update(group_plain_ms=plain * 1e3, group_armed_ms=armed * 1e3,
-                   guard_first_ms=first_judged * 1e3, guard_in_group_ms=judged * 1e3)
+            built, cached = _driver_checks(fork, cache)
+            starts = _group_starts(fork, cache)
+            fresh = [_group_starts(fork, cache, mode) for mode in FRESH_MODES * FRESH_ROUNDS]
+        rows += _driver_rows(built, cached, out)
+        rows += _group_rows(starts, out)
+        rows += _fresh_rows(fresh, out)
     print(f"Medians ({ROUNDS} rounds; {GROUP_ROUNDS} group starts), alternating where compared")
     print_table(["what", "ms", "ratio", "goal"], rows)
     return out

@@ -11,8 +11,14 @@ wrappers), never changing upstream's source:
   creates any placement group or actor), of its `run_*` methods and of `ray.get` (notes);
 - `judgement`: the class judgement (source found on the driver's path, nothing of it
   imported; the live actor-environment registry);
-- `driver_calls`: what the constructing driver calls on its workers (the audit's model);
-- `worker_check`: one Ray task in the workers' interpreter imports and inspects the class;
+- `driver_model`: the tree's drivers, what they call on their workers, the audit's
+  verdicts on the tree's own classes and the revision's Protocols, cached by content;
+- `class_model`: the user's class, read on demand from its own folder;
+- `class_rules`: its own code against the tree (overrides vs its bases' calls, vLLM's
+  attribute-clash rule for an extension it hands vLLM);
+- `driver_calls`: what the constructing driver calls on its workers (the audit's rules);
+- `worker_check`: one Ray task in the workers' interpreter imports and inspects the class,
+  and checks it with `contracts` against the revision's Protocol;
 - `notes`: the PEP 678 notes a failed worker call gains;
 - `launcher`: runs the user's entry point as `python` would;
 - `fail_open`: the one line (or, under `--strict`, the refusal) when the guard fails.

@@ -2,10 +2,11 @@
 
 The driver is found from the call stack (the nearest frame, within the user's NeMo-RL
 tree and outside `nemo_rl.distributed`, whose `self` is an instance of a class the tree
-defines: `Policy`, `VllmGeneration`, a fork's own). The tree is read once per process
-with the audit's model (`read_tree`, `DriverReader`: source only, nothing imported), the
-folder the class was found in read with it, and the audit's call rules (`rules.check`)
-judge the class against every call the driver makes on its workers by name.
+defines: `Policy`, `VllmGeneration`, a fork's own). What each driver calls on its workers
+by name, and what the tree's own classes of it fail, is the tree's cached model
+(`driver_model`: read from source once, then from the content cache); the class is
+modelled on demand from its own folder (`class_model`) and judged by the audit's call
+rules (`rules.check`).
 
 A call is held against the class only where the verdict is the class's own: calls the
 driver makes unconditionally (a call made only under some switch, such as a quantized
@@ -17,7 +18,6 @@ read) is undecided: it passes.
 
 from __future__ import annotations
 
-import functools
 import os
 import types
 from dataclasses import dataclass
@@ -26,10 +26,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.rules import Finding
-    from nemo_rl_workers.tree.drivers import Dispatch, Driver, DriverSide, WorkerChoice
-    from nemo_rl_workers.tree.source import Resolver, SourceTree
 
-PACKAGE = "nemo_rl"
 SHOWN = 3  # methods named in the sentence; the rest are counted
 
 
@@ -52,52 +49,20 @@ def driver_on_stack(frame: types.FrameType | None, own_root: str) -> DriverFrame
     return None
 
 
-@dataclass
-class _Side:
-    tree: SourceTree
-    resolver: Resolver
-    side: DriverSide
-    choices: dict[str, tuple[Driver | None, list[WorkerChoice]]]
-
-
-@functools.cache
-def _read(root: str, extra: tuple[str, ...]) -> _Side:
-    from nemo_rl_workers.tree.drivers import DriverReader
-    from nemo_rl_workers.tree.knowledge import driver_side
-    from nemo_rl_workers.tree.source import Resolver, read_tree
-
-    tree = read_tree(Path(root), packages=[PACKAGE], stub_roots=[Path(e) for e in extra],
-                     eager=driver_side)
-    resolver = Resolver(tree)
-    reader = DriverReader(tree, resolver)
-    side = reader.read()
-    owners = {d.name for d in side.drivers.values()} | {d.owner for d in side.dispatches}
-    return _Side(tree, resolver, side, {name: reader.choices_of(name) for name in owners})
-
-
-def _class_folder(fqn: str) -> str | None:
-    """The import root the class's module is found in, when it is a small folder of the
-    user's own (never site-packages: the model reads every module of a folder it is given)."""
-    from nemo_rl_workers.tree.source import ImportRoots, locate
-
-    found = locate(fqn.rpartition(".")[0], ImportRoots.of_this_interpreter())
-    if isinstance(found, str):
-        return None
-    root = str(found.root)
-    if "site-packages" in root or "dist-packages" in root:
-        return None
-    return root
+def _tree_root(own_root: str) -> str:
+    return str(Path(own_root).parent)
 
 
 def calls_of(driver: DriverFrame, own_root: str) -> list[tuple[str, int, tuple[str, ...] | None]]:
     """What `driver` always calls on its workers: (method, positional, keywords or None
     where some come from an unknown mapping), once each."""
-    side = _read(str(Path(own_root).parent), ())
+    from nemo_rl_workers.guard.driver_model import driver_model
+
+    model = driver_model(_tree_root(own_root))
     out: dict[tuple[str, int, tuple[str, ...] | None], None] = {}
-    for d in side.side.dispatches:
-        if d.owner == driver.name and d.worker is None and not d.condition:
-            keywords = None if d.open_keywords else tuple(sorted(d.keywords))
-            out[(d.method, d.positional, keywords)] = None
+    for c in model.calls.get(driver.name, ()):
+        if c.always:
+            out[(c.method, c.positional, None if c.open_keywords else c.keywords)] = None
     return list(out)
 
 
@@ -105,23 +70,45 @@ def missing_calls(fqn: str, driver: DriverFrame, own_root: str) -> list[Finding]
     """The audit's error findings for `fqn` on what `driver` always calls, less those the
     tree's own classes of that driver have too."""
     from nemo_rl_workers.checks.audit.rules import check
-    from nemo_rl_workers.tree.drivers import WorkerChoice
+    from nemo_rl_workers.guard.class_model import class_model
+    from nemo_rl_workers.guard.driver_model import driver_model
+    from nemo_rl_workers.tree.drivers import Dispatch, WorkerChoice
 
-    tree_root = str(Path(own_root).parent)
-    folder = _class_folder(fqn)
-    extra = (folder,) if folder is not None and folder != tree_root else ()
-    side = _read(tree_root, extra)
-    dispatches: list[Dispatch] = [d for d in side.side.dispatches
-                                  if d.owner == driver.name and d.worker is None]
+    root = _tree_root(own_root)
+    model = driver_model(root)
+    dispatches = [
+        Dispatch(c.driver, c.function, driver.name, c.method, frozenset(), frozenset(c.keywords),
+                 c.open_keywords, c.positional, c.stream, c.call, c.helper)
+        for c in model.calls.get(driver.name, ()) if c.unswitched]
     if not dispatches:
         return []
-    driver_obj, own = side.choices.get(driver.name, (None, []))
+    subject = class_model(fqn, root)
     choice = WorkerChoice(fqn, frozenset(), driver.where)
-    found, _ = check(side.tree, side.resolver, dispatches, {driver.name: (driver_obj, [choice])})
-    theirs, _ = check(side.tree, side.resolver, dispatches, {driver.name: (driver_obj, own)})
-    known = {(f.rule, f.method, f.call) for f in theirs}
-    return [f for f in found if f.severity == "error" and not f.condition
+    found, _ = check(subject.tree, subject.resolver, dispatches, {driver.name: (None, [choice])})
+    known = model.known.get(driver.name, frozenset())
+    return [f for f in found if f.severity == "error"
             and (f.rule, f.method, f.call) not in known]
+
+
+def protocol_of(fqn: str, driver: DriverFrame, own_root: str) -> tuple[str, str] | None:
+    """(the revision's Protocols, the name of the one `fqn` is judged against): the
+    Protocol of the driver's default worker that the class's MRO holds (source), else the
+    driver's one Protocol; None where the driver has several and the class extends none."""
+    from nemo_rl_workers.guard.class_model import class_model
+    from nemo_rl_workers.guard.driver_model import driver_model, safe_protocols
+
+    root = _tree_root(own_root)
+    model = driver_model(root)
+    roles = model.roles.get(driver.name, ())
+    if not model.protocols or not roles or not safe_protocols(model.protocols):
+        return None
+    subject = class_model(fqn, root)
+    info = subject.info(fqn)
+    ancestors = {c.fqn for c in subject.resolver.mro(info).classes} if info is not None else set()
+    extended = [name for worker, name in roles if worker in ancestors]
+    if extended:
+        return model.protocols, extended[0]
+    return (model.protocols, roles[0][1]) if len(roles) == 1 else None
 
 
 def sentence_of(findings: list[Finding], driver: DriverFrame) -> str:

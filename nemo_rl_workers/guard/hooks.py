@@ -5,8 +5,10 @@ module (`startup`'s finder), and wraps (wrapt function wrappers; upstream's sour
 never changed):
 - `RayWorkerGroup.__init__`: the builder's class is judged before the original runs, so a
   refusal comes before upstream creates the group's placement groups (the cluster's, on
-  first `get_placement_groups()`) or any actor; after it, the group's actors are recorded
-  for the notes;
+  first `get_placement_groups()`) or any actor: from source and the live registry, its own
+  code against the tree, what the constructing driver calls, then the task in the
+  workers' interpreter (submitted first, so that the others overlap it); after it, the
+  group's actors are recorded for the notes;
 - its `run_*` methods: a name no worker has gets the "no worker ran it" note;
 - `ray.get`: an error raised by an actor of a guarded group gets the call's note (most
   upstream call sites collect results with a plain `ray.get`; `MultiWorkerFuture.get_results`
@@ -97,18 +99,24 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     index = judgement.SourceIndex(ImportRoots.of_this_interpreter())
     if judgement.own_class(fqn, index, own):
         return  # upstream's own classes are never refused, at any release
-    verdict = judgement.judge_source(fqn, index, own)
-    if not verdict.refused:
-        verdict = judgement.judge_environment(fqn, _get_actor_python_env())
     driver = None
-    if not verdict.refused and own is not None:
+    if own is not None:
         from nemo_rl_workers.guard import driver_calls
 
         driver = driver_calls.driver_on_stack(sys._getframe(1), own)
-        if driver is not None:
-            verdict, where = _driver_verdict(fqn, driver, own, where)
+    try:  # in flight during the checks below
+        pending = _start_worker_check(fqn, driver, own)
+    except Exception:  # noqa: BLE001 - met again, in order, where its verdict is asked
+        pending = None
+    verdict = judgement.judge_source(fqn, index, own)
     if not verdict.refused:
-        verdict = _worker_verdict(fqn, driver, own)
+        verdict = judgement.judge_environment(fqn, _get_actor_python_env())
+    if not verdict.refused and own is not None:
+        verdict = _own_code_verdict(fqn, own)
+    if not verdict.refused and own is not None and driver is not None:
+        verdict, where = _driver_verdict(fqn, driver, own, where)
+    if not verdict.refused:
+        verdict = _worker_verdict(fqn, driver, own, pending)
     if not verdict.refused:
         return
     earlier = _placement_groups_before(cluster)
@@ -120,6 +128,32 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
         fqn, verdict.rule,
         f"{PREFIX}: refused RayWorkerGroup{group} at {where}, {before}: {fqn} "
         f"{verdict.what} (rule {verdict.rule}); fix: {verdict.fix}.")
+
+
+def _own_code_verdict(fqn: str, own: str) -> Any:
+    """The class's own code against the tree: overrides vs its bases' calls, and vLLM's
+    attribute-clash rule for an extension it hands vLLM."""
+    from pathlib import Path
+
+    from nemo_rl_workers.guard import class_rules, judgement
+    from nemo_rl_workers.guard.class_model import class_model
+
+    tree_root = str(Path(own).parent)
+    model = class_model(fqn, tree_root)
+    findings = class_rules.override_findings(model, fqn)
+    name = fqn.rpartition(".")[2]
+    if findings:
+        return judgement.Verdict(
+            "overrides-fit-bases", class_rules.override_sentence(findings),
+            f"give {name}'s override the parameters its base's call passes (or take "
+            f"**kwargs), and call only what its MRO defines; in CI, `nemo-rl-workers audit "
+            f"--nemo-rl TREE --path DIR {fqn}` finds it")
+    handed = class_rules.vllm_clashes(model, fqn, tree_root)
+    if handed:
+        return judgement.Verdict(
+            "vllm-extension-clash", class_rules.clash_sentence(handed),
+            f"rename those attributes of {handed[0].extension}")
+    return judgement.PASS
 
 
 def _driver_verdict(fqn: str, driver: Any, own: str, where: str) -> tuple[Any, str]:
@@ -136,27 +170,55 @@ def _driver_verdict(fqn: str, driver: Any, own: str, where: str) -> tuple[Any, s
         f"`nemo-rl-workers audit --nemo-rl TREE --path DIR {fqn}` finds it"), driver.where
 
 
-def _worker_verdict(fqn: str, driver: Any, own: str | None) -> Any:
-    """The check in the workers' own interpreter (one Ray task, once per class)."""
-    from nemo_rl_workers.guard import judgement, worker_check
+def _start_worker_check(fqn: str, driver: Any, own: str | None) -> Any:
+    """The check in the workers' own interpreter (one Ray task, once per class), submitted;
+    None where it is not run (no Ray, an interpreter upstream builds later) or cannot be
+    started yet (it is then started, or its failure met, where its verdict is asked)."""
+    from nemo_rl_workers.guard import worker_check
 
     ray = sys.modules.get("ray")
     answer_of = _get_actor_python_env()
     if ray is None or not ray.is_initialized() or answer_of is None:
-        return judgement.PASS
-    python = worker_check.interpreter_of(answer_of(fqn))
+        return None
+    try:
+        python = worker_check.interpreter_of(answer_of(fqn))
+    except Exception:  # noqa: BLE001 - unregistered: `judge_environment` says so
+        return None
     if python is None:
-        return judgement.PASS  # upstream builds that interpreter later: not checked here
+        return None  # upstream builds that interpreter later: not checked here
     calls = []
+    protocol = None
     if driver is not None and own is not None:
         from nemo_rl_workers.guard import driver_calls
 
         calls = driver_calls.calls_of(driver, own)
-    problems = worker_check.check_in_workers(fqn, python, calls)
+        protocol = driver_calls.protocol_of(fqn, driver, own)
+    return worker_check.start(fqn, python, calls, protocol)
+
+
+def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any:
+    """The verdict of the check in the workers' interpreter."""
+    from nemo_rl_workers.guard import judgement, worker_check
+
+    if pending is None:
+        pending = _start_worker_check(fqn, driver, own)
+    if pending is None:
+        return judgement.PASS
+    problems = pending.result()
     if not problems:
         return judgement.PASS
+    python = pending.key[1]
+    rule = problems[0][0]
+    lines = [line for kind, line in problems if kind == rule]
+    if rule == worker_check.PROTOCOL_RULE:
+        return judgement.Verdict(
+            rule, f"fails the check against the revision's Protocol of what the driver "
+            f"{driver.name} calls, with contracts in the workers' interpreter ({python}): "
+            + "; ".join(lines),
+            f"give {fqn.rpartition('.')[2]} the signatures of that Protocol (`nemo-rl-workers "
+            "audit --nemo-rl TREE --emit-protocols OUT.py` writes it, for CI's type checkers)")
     return judgement.Verdict(
-        "worker-interpreter", "; ".join(problems),
+        rule, "; ".join(lines),
         "make the class's module and what it imports importable in that interpreter, or "
         "register the environment that has them")
 

@@ -7,6 +7,13 @@ that each method the constructing driver calls exists and accepts the call's sha
 (its positional count and keywords). An import that fails there is the refusal: upstream's
 initializer would fail the same way, after the placement group.
 
+Where `beartype` and `contracts` import there, the class is then verified as our runtime
+verifies a worker (`contracts.check`) against the revision's Protocol of the constructing
+driver (`audit --emit-protocols`' text, from the guard's cached tree model, run there as a
+module of its own): a violation on a method the driver always calls is a problem (one the
+class alone cannot decide is not). Protocols that cannot be imported there (a name of the
+tree they import fails), or a missing beartype or contracts, check nothing more.
+
 Where the answer is an interpreter upstream has still to build (`uv ...`: upstream makes
 that virtual environment itself, inside `RayWorkerGroup`, after the placement groups) or a
 path that does not exist here, nothing is checked (said as such in no sentence: the
@@ -19,14 +26,20 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 Call = tuple[str, int, tuple[str, ...] | None]  # method, positional count, keywords (None: open)
+Protocol = tuple[str, str]  # (the revision's Protocols module text, the Protocol's name)
+Problem = tuple[str, str]  # (rule, what is wrong)
+IMPORT_RULE = "worker-interpreter"  # the class as imported there, with `inspect`
+PROTOCOL_RULE = "worker-protocol"  # `contracts.check` against the revision's Protocol
+PROTOCOLS_MODULE = "nemo_rl_workers_guard_protocols"  # what the text runs as, there
 TIMEOUT_S = 120.0
-_checked: dict[tuple[str, str, tuple[Call, ...]], list[str]] = {}
+_checked: dict[tuple[str, str, tuple[Call, ...], Protocol | None], list[Problem]] = {}
 
 
-def probe(fqn: str, calls: Sequence[Call]) -> list[str]:
+def probe(fqn: str, calls: Sequence[Call], protocol: Protocol | None = None) -> list[Problem]:
     """Runs in the workers' interpreter: why the class cannot serve `calls` there."""
     import importlib
     import inspect
@@ -36,16 +49,16 @@ def probe(fqn: str, calls: Sequence[Call]) -> list[str]:
     try:
         module = importlib.import_module(module_name)
     except BaseException as error:  # noqa: BLE001 - what the workers would meet
-        return [f"cannot be imported in {where}: {type(error).__name__}: {error}"]
+        return [(IMPORT_RULE, f"cannot be imported in {where}: {type(error).__name__}: {error}")]
     cls = getattr(module, name, None)
     if cls is None:
-        return [f"is not defined in {where}: module {module_name} has no {name}"]
+        return [(IMPORT_RULE, f"is not defined in {where}: module {module_name} has no {name}")]
     target = getattr(cls, "__ray_actor_class__", cls)
-    problems = []
+    problems: list[Problem] = []
     for method, positional, keywords in calls:
         function = getattr(target, method, None)
         if function is None:
-            problems.append(f"has no method {method} in {where}")
+            problems.append((IMPORT_RULE, f"has no method {method} in {where}"))
             continue
         try:
             signature = inspect.signature(function)
@@ -55,9 +68,59 @@ def probe(fqn: str, calls: Sequence[Call]) -> list[str]:
             signature.bind(None, *([None] * positional),
                            **{k: None for k in (keywords or ())})
         except TypeError as error:
-            problems.append(f"{method}{signature} does not accept the driver's call "
-                            f"({error})")
-    return problems
+            problems.append((IMPORT_RULE, f"{method}{signature} does not accept the "
+                                          f"driver's call ({error})"))
+    if problems or protocol is None:
+        return problems
+    return against_protocol(target, protocol, {method for method, _, _ in calls}, where)
+
+
+def against_protocol(target: type, protocol: Protocol, members: set[str],
+                     where: str) -> list[Problem]:
+    """`contracts.check` of the class against the revision's Protocol, where beartype and
+    contracts import: the violations on `members`. Only the Protocol's own class and the
+    imports its annotations name are run; a name whose import fails there is `Any`."""
+    import __future__
+
+    import ast
+    import importlib
+    import importlib.util
+    import types
+
+    if any(importlib.util.find_spec(name) is None for name in ("beartype", "contracts")):
+        return []
+    text, name = protocol
+    module = types.ModuleType(PROTOCOLS_MODULE)
+    sys.modules[PROTOCOLS_MODULE] = module  # where its string annotations resolve
+    flags = __future__.annotations.compiler_flag
+    try:
+        contracts: Any = importlib.import_module("contracts")
+        body = ast.parse(text).body
+        [cls] = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
+        used = {n.id for n in ast.walk(cls) if isinstance(n, ast.Name)}
+        for node in body:
+            if not isinstance(node, ast.ImportFrom) or node.module == "__future__":
+                continue
+            wanted = [a for a in node.names if (a.asname or a.name) in used]
+            if not wanted:
+                continue
+            try:
+                one = ast.copy_location(ast.ImportFrom(node.module, wanted, node.level), node)
+                code = compile(ast.Module([one], []), PROTOCOLS_MODULE, "exec")
+                exec(code, module.__dict__)  # noqa: S102 - imports `check_emitted` let through
+            except Exception:  # noqa: BLE001 - not importable there: the name is Any
+                for alias in wanted:
+                    module.__dict__[alias.asname or alias.name] = Any
+        module.__dict__.setdefault("Any", Any)
+        exec(compile(ast.Module([cls], []), PROTOCOLS_MODULE, "exec", flags=flags),  # noqa: S102
+             module.__dict__)
+        report = contracts.check(target, module.__dict__[name])
+    except Exception:  # noqa: BLE001 - the check cannot run there: not a verdict on the class
+        return []
+    finally:
+        sys.modules.pop(PROTOCOLS_MODULE, None)
+    return [(PROTOCOL_RULE, str(violation)) for violation in report.violations
+            if violation.member in members]
 
 
 def interpreter_of(answer: object) -> str | None:
@@ -68,11 +131,31 @@ def interpreter_of(answer: object) -> str | None:
     return answer if os.path.isfile(answer) and os.access(answer, os.X_OK) else None
 
 
-def check_in_workers(fqn: str, python: str, calls: Sequence[Call]) -> list[str]:
-    """The probe's problems, run once per (class, interpreter, calls) in this process."""
-    key = (fqn, python, tuple(calls))
+@dataclass
+class Pending:
+    """The probe of one (class, interpreter, calls, Protocol): answered already in this
+    process, or its task in flight (`ref`), submitted before the guard's other checks so
+    that the worker process Ray starts for it overlaps them. A task whose answer is never
+    asked for (the class was refused before) finishes on its own: it creates nothing."""
+
+    key: tuple[str, str, tuple[Call, ...], Protocol | None]
+    ref: Any = None
+
+    def result(self) -> list[Problem]:
+        if self.key not in _checked:
+            import ray
+
+            answer: Any = ray.get(self.ref, timeout=TIMEOUT_S)
+            _checked[self.key] = [(str(rule), str(line)) for rule, line in answer]
+        return _checked[self.key]
+
+
+def start(fqn: str, python: str, calls: Sequence[Call],
+          protocol: Protocol | None = None) -> Pending:
+    """Submit the probe (once per key in this process)."""
+    key = (fqn, python, tuple(calls), protocol)
     if key in _checked:
-        return _checked[key]
+        return Pending(key)
     import ray
     from ray import cloudpickle
 
@@ -82,7 +165,11 @@ def check_in_workers(fqn: str, python: str, calls: Sequence[Call]) -> list[str]:
     if os.path.realpath(python) != os.path.realpath(sys.executable):
         options["runtime_env"] = {"py_executable": python}
     task: Any = ray.remote(probe).options(**options)
-    answer: Any = ray.get(task.remote(fqn, list(calls)), timeout=TIMEOUT_S)
-    found = [str(line) for line in answer]
-    _checked[key] = found
-    return found
+    return Pending(key, task.remote(fqn, list(calls), protocol))
+
+
+def check_in_workers(fqn: str, python: str, calls: Sequence[Call],
+                     protocol: Protocol | None = None) -> list[Problem]:
+    """The probe's problems, run once per (class, interpreter, calls, Protocol) in this
+    process."""
+    return start(fqn, python, calls, protocol).result()

@@ -13,6 +13,7 @@ read by the same audit model.
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,8 @@ def fork_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
     (fork / "nemo_rl" / "models" / "echo").mkdir()
     (fork / "nemo_rl" / "models" / "echo" / "__init__.py").write_text("")
     shutil.copy(DRIVER, fork / "nemo_rl" / "models" / "echo" / "echo_driver.py")
-    run = run_upstream([CLI, "run", str(SCRIPT), "driver-missing", "driver-good", "driver-own"],
-                       tree=fork)
+    run = run_upstream([CLI, "run", str(SCRIPT), "driver-missing", "driver-good", "driver-own",
+                        "driver-typed"], tree=fork)
     return fork, run
 
 
@@ -46,9 +47,9 @@ def test_a_class_lacking_a_method_the_driver_calls_is_refused(
     found = run.scenarios["driver-missing"]
     driver = fork / "nemo_rl" / "models" / "echo" / "echo_driver.py"
     assert found["refused"]["text"] == (
-        f"nemo-rl-workers guard: refused RayWorkerGroup 'echo' at {driver}:20, before any "
+        f"nemo-rl-workers guard: refused RayWorkerGroup 'echo' at {driver}:24, before any "
         "placement group or actor of it exists: guard_workers.EchoWorker cannot serve what "
-        f"the driver EchoDriver calls on its workers (1 method(s): ping ({driver}:28); audit "
+        f"the driver EchoDriver calls on its workers (1 method(s): ping ({driver}:32); audit "
         "rule(s) missing-method) (rule driver-calls); fix: give EchoWorker those methods "
         "with the signatures the driver calls (subclass the tree's own worker of "
         "EchoDriver, or add them); in CI, `nemo-rl-workers audit --nemo-rl TREE --path DIR "
@@ -61,3 +62,27 @@ def test_a_class_serving_every_call_and_the_trees_own_start(fork_run: tuple[Path
     for scenario in ("driver-good", "driver-own"):
         assert run.scenarios[scenario]["results"] == [[7, 7], ["pong", "pong"]]
     assert run.guard_lines() == []
+
+
+def test_a_class_failing_the_revisions_protocol_is_refused_in_the_workers_interpreter(
+        fork_run: tuple[Path, Run]) -> None:
+    """Every call binds (the `inspect` check passes), but `echo` takes a str where the
+    driver's default worker, and so the revision's Protocol, takes an int: contracts says
+    so in the workers' interpreter, before any worker actor."""
+    fork, run = fork_run
+    found = run.scenarios["driver-typed"]
+    driver = fork / "nemo_rl" / "models" / "echo" / "echo_driver.py"
+    text = found["refused"]["text"]
+    assert text.startswith(
+        f"nemo-rl-workers guard: refused RayWorkerGroup 'echo' at {driver}:24, before any "
+        "placement group or actor of it exists: guard_workers.StrEchoWorker fails the check "
+        "against the revision's Protocol of what the driver EchoDriver calls, with contracts "
+        f"in the workers' interpreter ({sys.executable}): guard_workers.StrEchoWorker does "
+        "not implement EchoDefaultWorkerProtocol.echo: annotation: parameter 'value' is str, "
+        "which does not accept the Protocol's int [")
+    assert text.endswith(
+        "(rule worker-protocol); fix: give StrEchoWorker the signatures of that Protocol "
+        "(`nemo-rl-workers audit --nemo-rl TREE --emit-protocols OUT.py` writes it, for CI's "
+        "type checkers).")
+    assert "\n" not in text
+    assert found["ray"] == []  # the probe is a task: no actor, no placement group

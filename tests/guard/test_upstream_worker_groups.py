@@ -25,7 +25,7 @@ pytestmark = [
     pytest.mark.skipif(not TREE.is_dir(), reason="the shared corpus is absent"),
 ]
 
-REFUSED = ("undefined", "undecorated", "subclass", "unregistered")
+REFUSED = ("undefined", "undecorated", "subclass", "unregistered")  # run before the rest
 STARTED = ["EchoWorker DEAD", "EchoWorker DEAD", "RayWorkerBuilder.IsolatedWorkerInitializer DEAD",
            "placement group REMOVED"]
 
@@ -49,7 +49,8 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Run:
     extra = _latin1_module(tmp_path_factory.mktemp("latin1"))
     return run_upstream(
         [CLI, "run", str(SCRIPT), "good", "boom", "missing", *REFUSED, "import-fails",
-         "pg-first", "latin1", "injected-bug"], extra_path=(extra,))
+         "pg-first", "override-unfit", "vllm-clash", "latin1", "injected-bug"],
+        extra_path=(extra,))
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +74,14 @@ def test_a_good_class_starts_its_workers(guarded: Run) -> None:
     ("import-fails", "guard_broken_worker.BrokenWorker cannot be imported in the workers' "
                      f"interpreter ({sys.executable}): ModuleNotFoundError: No module named "
                      "'guard_no_such_dependency' (rule worker-interpreter)"),
+    # Its own code against upstream's (the audit's rules, from source: nothing imported).
+    ("override-unfit", "guard_vllm_workers.NoKwargsEngineWorker has code that does not fit "
+                       "what its NeMo-RL bases call or define: "
+                       "BaseVllmGenerationWorker._load_model calls self._create_engine(...) "
+                       "with 1 positional arguments, but the override "
+                       "guard_vllm_workers.NoKwargsEngineWorker._create_engine takes 0 ("),
+    ("vllm-clash", "guard_vllm_workers.OwnExtensionWorker hands vLLM the worker extension "
+                   "guard_vllm_workers.ClashingExtension ("),
 ])
 def test_a_bad_class_is_refused_before_anything_exists(guarded: Run, scenario: str,
                                                        words: str) -> None:

@@ -8,8 +8,10 @@ interpreter (ray, tqdm, numpy, rich and torch are in it), starts its own local R
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +28,9 @@ USER = Path(__file__).resolve().parent / "user"  # the user's own workers and sc
 SCRIPT = USER / "guard_script.py"
 CLI = str(Path(sys.executable).parent / "nemo-rl-workers")
 GUARD_ENV = ("NEMO_RL_WORKERS_GUARD", "NEMO_RL_WORKERS_GUARD_STRICT")
+# The guard's tree models go to one folder of this test session, never the user's cache.
+MODEL_CACHE = tempfile.mkdtemp(prefix="nrw-guard-cache-")
+atexit.register(shutil.rmtree, MODEL_CACHE, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ def run_upstream(command: list[str], *, tree: Path = TREE, env: dict[str, str] |
             "RAY_TMPDIR": ray_tmp,
             "RAY_USAGE_STATS_ENABLED": "0",
             "PYTHONUNBUFFERED": "1",
+            "NEMO_RL_WORKERS_CACHE_DIR": MODEL_CACHE,
             **(env or {}),
         }
         done = subprocess.run(command, capture_output=True, text=True, env=full_env,

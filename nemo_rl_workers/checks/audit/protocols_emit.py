@@ -251,6 +251,8 @@ class Emission:
 
     text: str
     refused: tuple[str, ...]
+    # (driver, default worker FQN, the Protocol's class name) of each Protocol emitted.
+    roles: tuple[tuple[str, str, str], ...] = ()
 
 
 def protocols_source(ctx: AuditContext) -> str:
@@ -270,10 +272,12 @@ def emission(ctx: AuditContext) -> Emission:
         names[role.worker.name] = names.get(role.worker.name, 0) + 1
     bodies: list[str] = []
     refused: list[str] = []
+    emitted: list[tuple[str, str, str]] = []
     for role in roles:
         stem = role.worker.name if names[role.worker.name] == 1 else (
             f"{role.driver}{role.worker.name}")
         cls_name = _identifier(f"{stem}Protocol")
+        emitted.append((role.driver, role.worker.fqn, cls_name))
         when = describe(role.condition) or "always"
         where = _relative(role.worker.where, ctx.root)
         lines = [
@@ -319,7 +323,7 @@ def emission(ctx: AuditContext) -> Emission:
     )
     text = header + imports.render() + "\n\n" + "\n\n".join(bodies)
     check_emitted(text)
-    return Emission(text, tuple(refused))
+    return Emission(text, tuple(refused), tuple(emitted))
 
 
 _ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.BinOp,

@@ -95,16 +95,21 @@ def audit_subclasses(
     findings: list[Finding] = []
     cache: dict[str, _SelfCalls] = {}
     for info in subclasses_of(tree, resolver, roots):
-        mro = resolver.mro(info)
-        if mro.problem is not None:
-            continue
-        audit = ExtensionAudit(info.fqn, info)
-        checker = _Calls(tree, resolver, info, audit)
-        for function in info.methods.values():
-            checker.body_calls(info, function)
-        findings.extend(audit.findings)
-        findings.extend(_base_calls(checker, info, cache))
+        findings.extend(audit_subclass(tree, resolver, info, cache))
     return findings
+
+
+def audit_subclass(tree: SourceTree, resolver: Resolver, info: ClassInfo,
+                   cache: dict[str, _SelfCalls] | None = None) -> list[Finding]:
+    """One class's own methods: its `super()`/`self` calls, and its overrides against
+    what its bases call on `self` (`cache`: the bases' calls, shared across classes)."""
+    if resolver.mro(info).problem is not None:
+        return []
+    audit = ExtensionAudit(info.fqn, info)
+    checker = _Calls(tree, resolver, info, audit)
+    for function in info.methods.values():
+        checker.body_calls(info, function)
+    return [*audit.findings, *_base_calls(checker, info, {} if cache is None else cache)]
 
 
 _SelfCalls = dict[str, list[tuple[Function, ast.Call]]]

@@ -36,6 +36,8 @@ The model (pyright-binder / pyflakes style) that `audit` and `verify --static` s
   found neither in the tree nor the stubs, `problem`), `find_method(info, name)`,
   `has_attribute(info, name)`; `resolve_fqn(tree, fqn)`, `resolve_local(module,
   dotted)`, `base_names(tree, info)`.
+- `demand_tree(roots)`: a `DemandTree`, a model that locates, reads and models a module
+  only when name resolution first asks for it (one class and its bases, not a tree).
 - The import-path lookup shared with `verify --static`: `ImportRoots`, `Located`,
   `locate(module, roots)`.
 """
@@ -47,6 +49,8 @@ from nemo_rl_workers.lazy import lazy_api
 # name -> its module, loaded on first use: a caller that needs only the guarded reader
 # or the import-path lookup does not load the whole model.
 _API = {
+    "DemandTree": "nemo_rl_workers.tree.source.demand",
+    "demand_tree": "nemo_rl_workers.tree.source.demand",
     "module_name": "nemo_rl_workers.tree.source.build",
     "read_tree": "nemo_rl_workers.tree.source.build",
     "stub_kind": "nemo_rl_workers.tree.source.build",
@@ -76,6 +80,7 @@ _API = {
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.source.build import module_name, read_tree, stub_kind
+    from nemo_rl_workers.tree.source.demand import DemandTree, demand_tree
     from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, locate
     from nemo_rl_workers.tree.source.model import (
         Assignment,
@@ -107,6 +112,7 @@ __all__ = [
     "MAX_SOURCE_BYTES",
     "Assignment",
     "CallSite",
+    "DemandTree",
     "ClassInfo",
     "Function",
     "Guard",
@@ -121,6 +127,7 @@ __all__ = [
     "SourceTree",
     "StubKind",
     "base_names",
+    "demand_tree",
     "discover",
     "locate",
     "module_name",

@@ -43,10 +43,14 @@ CLASSES = {
     "injected-bug": "guard_workers.EchoWorker",
     "import-fails": "guard_broken_worker.BrokenWorker",
     "pg-first": "guard_workers.PlainWorker",  # the cluster's placement group made before
+    # Subclasses of upstream's vLLM worker whose own code does not fit it:
+    "override-unfit": "guard_vllm_workers.NoKwargsEngineWorker",
+    "vllm-clash": "guard_vllm_workers.OwnExtensionWorker",
     # The fork's EchoDriver (a driver of the tree) constructs these groups:
     "driver-missing": "guard_workers.EchoWorker",  # lacks ping
     "driver-good": "guard_workers.PingWorker",
     "driver-own": "nemo_rl.models.echo.echo_driver.EchoDefaultWorker",
+    "driver-typed": "guard_workers.StrEchoWorker",  # echo takes a str, the Protocol an int
 }
 
 

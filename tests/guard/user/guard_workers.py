@@ -45,3 +45,15 @@ class PingWorker:
 
     def ping(self) -> str:
         return "pong"
+
+
+@ray.remote(num_cpus=0)
+class StrEchoWorker:
+    """Takes every call the fork's EchoDriver makes, but `echo` takes a str where the
+    revision's Protocol (its default worker's signature) passes an int."""
+
+    def echo(self, value: str) -> str:
+        return value
+
+    def ping(self) -> str:
+        return "pong"

@@ -1,0 +1,96 @@
+"""The guard's model of a tree's drivers, cached by content: built once from source, then
+read back whole by the next process; a changed file is a new key; a damaged entry is one
+line and the tree is read again. On a small tree this test writes (a fork's driver)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from nemo_rl_workers.guard import driver_model
+from nemo_rl_workers.tree.cache import ContentCache
+
+DRIVER = Path(__file__).resolve().parent / "fork_echo_driver.py.txt"
+WORKER = "nemo_rl.models.echo.echo_driver.EchoDefaultWorker"
+
+
+def _tree(root: Path) -> Path:
+    echo = root / "nemo_rl" / "models" / "echo"
+    echo.mkdir(parents=True)
+    for folder in (root / "nemo_rl", root / "nemo_rl" / "models", echo):
+        (folder / "__init__.py").write_text("")
+    shutil.copy(DRIVER, echo / "echo_driver.py")
+    return root
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("NEMO_RL_WORKERS_CACHE_DIR", str(folder))
+    driver_model.driver_model.cache_clear()  # a new process, as far as the model goes
+    return folder
+
+
+def test_the_model_is_built_once_and_read_back(tmp_path: Path, cache_dir: Path) -> None:
+    root = _tree(tmp_path / "fork")
+    built = driver_model.driver_model(str(root))
+    calls = {(c.method, c.keywords, c.always) for c in built.calls["EchoDriver"]}
+    assert calls == {("echo", ("value",), True), ("ping", (), True)}
+    assert built.roles["EchoDriver"] == ((WORKER, "EchoDefaultWorkerProtocol"),)
+    assert "class EchoDefaultWorkerProtocol(Protocol):" in built.protocols
+    [entry] = list((cache_dir / "v1").glob("*.json"))
+    driver_model.driver_model.cache_clear()
+    assert driver_model.driver_model(str(root)) == built  # read back, whole
+    # A changed module is another key: the next run builds and stores anew.
+    driver = root / "nemo_rl" / "models" / "echo" / "echo_driver.py"
+    driver.write_text(driver.read_text().replace('"ping"', '"pong"'))
+    driver_model.driver_model.cache_clear()
+    changed = driver_model.driver_model(str(root))
+    assert {c.method for c in changed.calls["EchoDriver"]} == {"echo", "pong"}
+    assert len(list((cache_dir / "v1").glob("*.json"))) == 2
+    assert entry.is_file()
+
+
+def test_a_damaged_entry_is_one_line_and_read_again(tmp_path: Path, cache_dir: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    root = _tree(tmp_path / "fork")
+    built = driver_model.driver_model(str(root))
+    key = driver_model.model_key(root)
+    cache = ContentCache.open(cache_dir)
+    payload = driver_model.as_payload(built)
+    payload["calls"]["EchoDriver"][0][3] = "two"  # a positional count that is no int
+    cache.store(key, payload)  # a valid entry (its checksum holds) of a damaged model
+    driver_model.driver_model.cache_clear()
+    assert driver_model.driver_model(str(root)) == built
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (f"nemo-rl-workers guard: cache entry {cache.describe(key)} holds a damaged "
+                    "model (a call field of another type); ignored, the tree is read again")
+    stored = json.loads((cache_dir / "v1" / f"{key}.json").read_text())
+    assert stored["payload"] == driver_model.as_payload(built)  # stored over it
+
+
+def test_stored_protocols_run_only_if_emission_could_have_written_them() -> None:
+    assert driver_model.safe_protocols(
+        '"""doc"""\n\nfrom typing import Protocol\n\n\nclass P(Protocol):\n'
+        "    def m(self, x: int) -> int: ...\n")
+    assert not driver_model.safe_protocols(
+        "from typing import Protocol\nimport os\nos.system('true')\n")
+
+
+@pytest.mark.parametrize("tree", ["nemo-rl", "nemo-rl-2025-09"], ids=["2026-08", "2025-09"])
+def test_both_corpus_trees_are_modelled(tree: str, cache_dir: Path) -> None:
+    from tests.guard.upstream import CORPUS
+
+    root = CORPUS / tree
+    if not root.is_dir():
+        pytest.skip("the corpus is absent")
+    model = driver_model.driver_model(str(root))
+    policy = {c.method for c in model.calls["Policy"] if c.always}
+    assert {"train", "get_logprobs"} <= policy, sorted(policy)
+    # Every driver's Protocols are of the workers it starts, and are what emission writes.
+    assert {worker.rpartition(".")[2] for worker, _ in model.roles["Policy"]} >= {
+        "DTensorPolicyWorker", "MegatronPolicyWorker"}
+    assert driver_model.safe_protocols(model.protocols)
