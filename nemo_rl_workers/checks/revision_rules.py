@@ -92,8 +92,15 @@ _MISSING = object()
 
 def judge_sections(config: Mapping[str, Any], revision: Revision) -> TreeVerdict:
     """Every worker section of `config` as `revision`'s drivers would start it."""
+    from nemo_rl_workers.checks.entry_sections import entry_sections
+
     verdict = TreeVerdict()
+    judged: set[str] = set()
     for path, section, kind in tree_sections(config):
+        judged.add(path)
+        _judge(path, section, kind, revision, verdict)
+    # Blocks the config's entry builds a driver on besides (the evaluation's generation).
+    for path, section, kind in entry_sections(config, revision, judged):
         _judge(path, section, kind, revision, verdict)
     return verdict
 

@@ -182,3 +182,7 @@ ALGORITHMS: Final = "nemo_rl.algorithms"
 
 SETUP: Final = "setup"
 """An algorithm module's function that builds its workers from the whole config."""
+
+ENTRY_PACKAGES: Final = (ALGORITHMS, "nemo_rl.evals")
+"""The packages whose modules' `setup` an entry script runs on a whole config: the
+algorithms, and the evaluation (which builds a generation driver with no policy)."""

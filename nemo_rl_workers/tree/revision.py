@@ -25,6 +25,7 @@ from typing import Any
 
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.tree.conditions import Condition, describe
+from nemo_rl_workers.tree.entry_builds import EntryBuild
 
 NEW_SCHEMA = "automodel_cfg"
 OLD_SCHEMA = "dtensor_cfg"
@@ -70,6 +71,9 @@ class Revision:
     # Algorithm module with a `setup` -> the top-level keys its entry config requires
     # (None: it declares none the model reads): which setup a recipe runs.
     setups: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
+    # The drivers each entry's `setup` builds on a block of its config (`entry_builds`):
+    # the evaluation's generation driver on `generation:`, with no policy.
+    entry_builds: tuple[EntryBuild, ...] = ()
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
     version: str | None = None  # what its nemo_rl/package_info.py says (read as data)

@@ -11,6 +11,7 @@ classes whose class cannot be modelled (`class_problems`). Nothing is imported.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 from nemo_rl_workers.tree.checkout import PACKAGE, project_pin
 from nemo_rl_workers.tree.conditions import key_chain
 from nemo_rl_workers.tree.drivers import DriverReader
+from nemo_rl_workers.tree.entry_builds import entry_builds
 from nemo_rl_workers.tree.entry_configs import setup_keys
 from nemo_rl_workers.tree.git_head import head_commit
 from nemo_rl_workers.tree.knowledge import (
@@ -103,6 +105,8 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
         driver_fqns={d.name: d.fqn for d in side.drivers.values()},
         setups=setup_keys(tree),
+        entry_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
+                           for b in entry_builds(tree, (d.name for d in side.drivers.values()))),
         undecided=tuple(undecided), unread=unread,
         registry_problems=tuple(_relative_line(p, root) for p in side.registry_problems),
         class_problems=_class_problems(tree, resolver, rows, root))

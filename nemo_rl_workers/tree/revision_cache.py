@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from nemo_rl_workers.tree.cache import FORMAT, ContentCache, digest_files, own_files
 from nemo_rl_workers.tree.checkout import PACKAGE
+from nemo_rl_workers.tree.entry_builds import EntryBuild
 from nemo_rl_workers.tree.revision import Revision, TreeRow
 from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, SourceProblem, discover
 
@@ -54,6 +55,8 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "drivers": dict(revision.drivers),
         "driver_fqns": dict(revision.driver_fqns),
         "setups": {k: None if v is None else list(v) for k, v in revision.setups.items()},
+        "entry_builds": [[b.module, b.driver, b.section, b.where]
+                         for b in revision.entry_builds],
         "undecided": list(revision.undecided),
         "unread": list(revision.unread),
         "class_problems": dict(revision.class_problems),
@@ -86,6 +89,7 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
         driver_fqns=_strings(payload.get("driver_fqns")),
         setups={k: None if v is None else tuple(_typed(s, str) for s in _list(v))
                 for k, v in _mapping(payload.get("setups")).items()},
+        entry_builds=tuple(_entry_build(item) for item in _list(payload.get("entry_builds"))),
         undecided=tuple(_typed(u, str) for u in _list(payload.get("undecided"))),
         unread=tuple(_typed(u, str) for u in _list(payload.get("unread"))),
         class_problems=_strings(payload.get("class_problems")),
@@ -102,6 +106,14 @@ def _row(item: object) -> TreeRow:
     return TreeRow(_typed(role, str), _typed(driver, str), pairs, _typed(default, str),
                    None if quantized is None else _typed(quantized, str),
                    None if where is None else _typed(where, str))
+
+
+def _entry_build(item: object) -> EntryBuild:
+    fields = _list(item)
+    if len(fields) != 4:
+        raise BadPayload("an entry build of another shape")
+    module, driver, section, where = (_typed(f, str) for f in fields)
+    return EntryBuild(module, driver, section, where)
 
 
 def _typed(value: object, kind: type[_T]) -> _T:
