@@ -23,7 +23,7 @@ GENERATION = "generation"
 def entry_of(config: Mapping[str, Any], revision: Revision) -> str | None:
     """The entry module whose config `config` is: the one whose required top-level keys it
     has, the most specific; None when none fits, or two fit alike."""
-    top = {str(key) for key in config}
+    top = set(config)
     fits = sorted(((len(needs), name) for name, needs in revision.setups.items()
                    if needs is not None and set(needs) <= top), reverse=True)
     if not fits or len(fits) > 1 and fits[0][0] == fits[1][0]:

@@ -170,6 +170,10 @@ Distillation builds its teachers with `Policy` from their own sections; on-polic
 distillation's `TeacherWorkerGroup` derives a teacher from the student's section instead,
 so no section is judged against it."""
 
+QUANT_KEY: Final = "quant_cfg"
+"""The config key whose value selects a row's quantized counterpart (`*_WORKER_OVERRIDES`);
+a driver that clears it on its own copy (`tree.frozen_groups`) starts the default class."""
+
 EXTENSION_FIELD: Final = "worker_extension_cls_fqn"
 """The config key (and the older constructor argument) naming an extension class."""
 

@@ -74,6 +74,14 @@ class Revision:
     # The drivers each entry's `setup` builds on a block of its config (`entry_builds`):
     # the evaluation's generation driver on `generation:`, with no policy.
     entry_builds: tuple[EntryBuild, ...] = ()
+    # Actor class -> the Python environment its start names itself (`.options(runtime_env=
+    # {"py_executable": X})`, `@ray.remote(runtime_env=...)`), for classes the registry
+    # may not hold: they run in that environment, registered or not.
+    py_executables: Mapping[str, str] = field(default_factory=dict)
+    # Driver -> the config keys its constructor clears on its own copy of the config
+    # before it builds its workers ("quant_cfg", "megatron_cfg.peft.enabled"): a frozen
+    # teacher group runs the unquantized class whatever the student's quant_cfg says.
+    clears: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
     version: str | None = None  # what its nemo_rl/package_info.py says (read as data)
@@ -122,6 +130,15 @@ class Revision:
 
     def roles(self) -> list[str]:
         return list(dict.fromkeys(row.role for row in self.rows))
+
+    def env_of(self, fqn: str) -> str:
+        """The environment a class runs in: the registry's; else the one its start names
+        (marked so); else "unregistered"."""
+        if fqn in self.environments:
+            return self.environments[fqn]
+        if fqn in self.py_executables:
+            return f"{self.py_executables[fqn]} (py_executable)"
+        return "unregistered"
 
     def rows_of(self, driver: str) -> list[TreeRow]:
         return [row for row in self.rows if row.driver == driver]

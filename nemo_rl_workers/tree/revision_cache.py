@@ -57,6 +57,8 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "setups": {k: None if v is None else list(v) for k, v in revision.setups.items()},
         "entry_builds": [[b.module, b.driver, b.section, b.where]
                          for b in revision.entry_builds],
+        "py_executables": dict(revision.py_executables),
+        "clears": {k: list(v) for k, v in revision.clears.items()},
         "undecided": list(revision.undecided),
         "unread": list(revision.unread),
         "class_problems": dict(revision.class_problems),
@@ -90,6 +92,9 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
         setups={k: None if v is None else tuple(_typed(s, str) for s in _list(v))
                 for k, v in _mapping(payload.get("setups")).items()},
         entry_builds=tuple(_entry_build(item) for item in _list(payload.get("entry_builds"))),
+        py_executables=_strings(payload.get("py_executables")),
+        clears={k: tuple(_typed(s, str) for s in _list(v))
+                for k, v in _mapping(payload.get("clears")).items()},
         undecided=tuple(_typed(u, str) for u in _list(payload.get("undecided"))),
         unread=tuple(_typed(u, str) for u in _list(payload.get("unread"))),
         class_problems=_strings(payload.get("class_problems")),
