@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from nemo_rl_workers.tree.source import Function, SourceTree
 
 MAX_HOPS = 8  # local names followed from one argument
+CLUSTER_KEYWORD = "cluster"  # a driver's constructor argument naming its cluster
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class EntryBuild:
     driver: str  # the driver class's name
     section: str  # the block's config path, e.g. "generation", "policy.generation"
     where: str  # file:line of the construction
+    # The local name of the cluster it is built on (its `cluster=` argument), if a name.
+    cluster: str | None = None
 
 
 def entry_modules(tree: SourceTree) -> list[str]:
@@ -64,17 +67,34 @@ def entry_builds(tree: SourceTree, drivers: Iterable[str]) -> tuple[EntryBuild, 
         for node in ast.walk(function.node):
             if not isinstance(node, ast.Call):
                 continue
-            called = node.func.id if isinstance(node.func, ast.Name) else (
-                node.func.attr if isinstance(node.func, ast.Attribute) else None)
-            if called not in names:
+            called = _driver_called(node, function, names)
+            if called is None:
                 continue
+            cluster = next((k.value.id for k in node.keywords if k.arg == CLUSTER_KEYWORD
+                            and isinstance(k.value, ast.Name)), None)
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 path = paths.of(argument)
                 if path:
                     out.append(EntryBuild(name, called, path,
-                                          f"{function.file}:{node.lineno}"))
+                                          f"{function.file}:{node.lineno}", cluster))
                     break
     return tuple(dict.fromkeys(out))
+
+
+def _driver_called(node: ast.Call, function: Function, names: frozenset[str]) -> str | None:
+    """The driver a call builds: called by its name, or through a local bound once to an
+    expression that names one driver (`_make = factory if factory is not None else
+    Policy`; the factory a caller passes in is the caller's)."""
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else (
+        func.attr if isinstance(func, ast.Attribute) else None)
+    if called in names:
+        return called
+    assigned = function.assignments.get(called or "", []) if isinstance(func, ast.Name) else []
+    if len(assigned) != 1:
+        return None
+    named = {n.id for n in ast.walk(assigned[0].value) if isinstance(n, ast.Name)} & names
+    return next(iter(named)) if len(named) == 1 else None
 
 
 class _Paths:

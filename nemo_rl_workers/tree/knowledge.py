@@ -170,6 +170,11 @@ Distillation builds its teachers with `Policy` from their own sections; on-polic
 distillation's `TeacherWorkerGroup` derives a teacher from the student's section instead,
 so no section is judged against it."""
 
+CLUSTER_BUNDLES: Final = "bundle_ct_per_node_list"
+"""`RayVirtualCluster(bundle_ct_per_node_list=[...])`: one GPU bundle per count, and its
+`world_size()` is the list's sum (`self._world_size = sum(self._bundle_ct_per_node_list)`
+in both corpora's virtual_cluster.py)."""
+
 QUANT_KEY: Final = "quant_cfg"
 """The config key whose value selects a row's quantized counterpart (`*_WORKER_OVERRIDES`);
 a driver that clears it on its own copy (`tree.frozen_groups`) starts the default class."""

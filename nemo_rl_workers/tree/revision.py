@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.tree.cluster_builds import ClusterBuild
 from nemo_rl_workers.tree.conditions import Condition, describe
 from nemo_rl_workers.tree.entry_builds import EntryBuild
 
@@ -74,6 +75,9 @@ class Revision:
     # The drivers each entry's `setup` builds on a block of its config (`entry_builds`):
     # the evaluation's generation driver on `generation:`, with no policy.
     entry_builds: tuple[EntryBuild, ...] = ()
+    # The clusters each entry's `setup` builds, with their bundle arithmetic as written:
+    # the world size the tree computes for a config (`checks/tree_world_size`).
+    cluster_builds: tuple[ClusterBuild, ...] = ()
     # Actor class -> the Python environment its start names itself (`.options(runtime_env=
     # {"py_executable": X})`, `@ray.remote(runtime_env=...)`), for classes the registry
     # may not hold: they run in that environment, registered or not.

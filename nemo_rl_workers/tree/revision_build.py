@@ -17,6 +17,7 @@ from pathlib import Path
 
 from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 from nemo_rl_workers.tree.checkout import PACKAGE, project_pin
+from nemo_rl_workers.tree.cluster_builds import cluster_builds
 from nemo_rl_workers.tree.conditions import key_chain
 from nemo_rl_workers.tree.drivers import DriverReader
 from nemo_rl_workers.tree.entry_builds import entry_builds
@@ -113,6 +114,8 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         setups=setup_keys(tree),
         entry_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
                            for b in entry_builds(tree, (d.name for d in side.drivers.values()))),
+        cluster_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
+                             for b in cluster_builds(tree)),
         py_executables={k: _env_name(env) for k, (env, _) in sorted(side.py_executables.items())},
         clears=clears,
         undecided=tuple(undecided), unread=unread,

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.test_cli import run
 from tests.revision.trees import OLD_FILES, config, write
 
@@ -189,3 +191,197 @@ def test_an_environment_computed_at_run_time_is_not_a_py_executable(tmp_path: Pa
     assert {r["py_executable"] for r in listing["rows"] if "environments" in r["default"]} \
         == {None}
     assert all("unregistered" in line for line in out.splitlines() if "VerifyWorker" in line)
+
+
+# A GRPO-like setup that keeps GPUs of its one node for a reward model when the data names
+# that environment (through a helper it calls), and builds the policy on the rest; the
+# reference's `cluster:` arithmetic would say gpus_per_node x num_nodes.
+CLUSTER = '''
+class RayVirtualCluster:
+    def __init__(self, bundle_ct_per_node_list, use_gpus=True):
+        self._world_size = sum(bundle_ct_per_node_list)
+
+    def world_size(self):
+        return self._world_size
+'''
+
+DATA_UTILS = '''
+def necessary_env_names(data_config):
+    names = set()
+    for key in ("train", "validation"):
+        configs = data_config.get(key)
+        if not isinstance(configs, list):
+            configs = [configs]
+        for config in configs:
+            if isinstance(config, dict) and "env_name" in config:
+                names.add(config["env_name"])
+    return list(names)
+'''
+
+RM_SETUP = '''
+from typing import TypedDict
+from nemo_rl.data.utils import necessary_env_names
+from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
+from nemo_rl.models.policy.lm_policy import Policy
+
+
+class PolicyConfig(TypedDict):
+    model_name: str
+
+
+class ClusterConfig(TypedDict):
+    gpus_per_node: int
+
+
+class MasterConfig(TypedDict):
+    policy: PolicyConfig
+    cluster: ClusterConfig
+    data: dict
+
+
+def setup(master_config: MasterConfig):
+    cluster_config = master_config["cluster"]
+    rm_enabled = "reward_model" in necessary_env_names(master_config["data"])
+    if rm_enabled:
+        rm_gpus_per_node = master_config["env"]["reward_model"]["resources"]["gpus_per_node"]
+    else:
+        rm_gpus_per_node = 0
+    policy_gpus_per_node = cluster_config["gpus_per_node"] - rm_gpus_per_node
+    train_cluster = RayVirtualCluster(
+        bundle_ct_per_node_list=[policy_gpus_per_node] * cluster_config["num_nodes"])
+    policy = Policy(cluster=train_cluster, config=master_config["policy"])
+    return policy
+'''
+
+RM_CONFIG = """\
+policy:
+  model_name: tiny
+  dtensor_cfg: {enabled: true}
+cluster:
+  gpus_per_node: 2
+  num_nodes: 1
+data:
+  train: {env_name: reward_model}
+env:
+  reward_model:
+    resources: {gpus_per_node: 1, num_nodes: 1}
+"""
+
+
+def _rm_tree(tmp_path: Path) -> Path:
+    return write(tmp_path, {
+        **OLD_FILES, "nemo_rl/distributed/virtual_cluster.py": CLUSTER,
+        "nemo_rl/data/__init__.py": "", "nemo_rl/data/utils.py": DATA_UTILS,
+        "nemo_rl/algorithms/__init__.py": "", "nemo_rl/algorithms/grpo.py": RM_SETUP})
+
+
+def test_the_world_size_is_what_the_tree_s_setup_computes(tmp_path: Path) -> None:
+    """GPUs the setup keeps for the reward model are not the policy's."""
+    root = _rm_tree(tmp_path)
+    code, report = _check(config(root, "grpo_rm.yaml", RM_CONFIG))
+    assert code == 0
+    assert report["world_size"] == 1
+    assert report["world_size_from"] == (
+        "sum([policy_gpus_per_node] * cluster_config['num_nodes']) at "
+        "nemo_rl/algorithms/grpo.py:30, the cluster Policy is built on; from "
+        "cluster.gpus_per_node=2, env.reward_model.resources.gpus_per_node=1, "
+        "cluster.num_nodes=1")
+    # Without the reward model in the data, the helper says so and no GPU is kept.
+    code, report = _check(config(root, "grpo.yaml", RM_CONFIG.replace(
+        "env_name: reward_model", "env_name: math")))
+    assert (code, report["world_size"]) == (0, 2)
+
+
+def test_a_world_size_the_walk_cannot_decide_is_undecided(tmp_path: Path) -> None:
+    """A branch on a value this check does not compute: undecided, with the reason, and
+    the reference's arithmetic is not put in its place."""
+    root = _rm_tree(tmp_path)
+    computed = RM_SETUP.replace(
+        'rm_enabled = "reward_model" in necessary_env_names(master_config["data"])',
+        "rm_enabled = ask_the_scheduler()")
+    write(root, {"nemo_rl/algorithms/grpo.py": computed})
+    path = config(root, "grpo_rm.yaml", RM_CONFIG)
+    code, report = _check(path)
+    assert (code, report["world_size"]) == (0, None)
+    assert report["world_size_from"] == (
+        "undecided: the size of train_cluster, the cluster grpo.setup builds Policy on: "
+        "rm_gpus_per_node is set differently where rm_enabled is not decided by the "
+        "config (it calls ask_the_scheduler(), code this check does not run)")
+    _, out, _ = run("check", "--no-verify", path)
+    assert f"  world size: {report['world_size_from']}" in out.splitlines()
+
+
+# -- the real trees (skipped where the corpus is absent) --------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+CORPORA = {
+    "2026-08": REPO.parent / "shared" / "corpus" / "nemo-rl",
+    "2025-09": REPO.parent / "shared" / "corpus" / "nemo-rl-2025-09",
+}
+
+
+@pytest.fixture(params=sorted(CORPORA))
+def tree(request: pytest.FixtureRequest) -> Path:
+    root = CORPORA[request.param]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    return root
+
+
+def _corpus(name: str) -> Path:
+    root = CORPORA[name]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    return root
+
+
+def test_grpo_rm_1b_gets_the_world_size_its_setup_computes() -> None:
+    """Checked by hand in grpo.py: one node, so `policy_gpus_per_node =
+    cluster.gpus_per_node (2) - rm_gpus_per_node (1)` (line 813), the data naming the
+    reward_model environment; the policy's cluster (line 829) has 1 GPU."""
+    root = _corpus("2026-08")
+    code, report = _check("--nemo-rl", str(root),
+                          str(root / "examples/configs/grpo_rm_1B.yaml"))
+    assert (code, report["world_size"]) == (0, 1)
+    assert report["world_size_from"].startswith(
+        "sum([policy_gpus_per_node] * policy_nodes) at nemo_rl/algorithms/grpo.py:829")
+    assert "env.reward_model.resources.gpus_per_node=1" in report["world_size_from"]
+
+
+def test_an_eval_config_of_each_tree_shows_its_generation_worker(tree: Path) -> None:
+    """Both trees' nemo_rl/evals/eval.py build VllmGeneration on `generation:` (eval.py:157
+    and :149), with vllm_cfg.async_engine false in eval.yaml."""
+    code, report = _check("--nemo-rl", str(tree), str(tree / "examples/configs/evals/eval.yaml"))
+    assert (code, report["problems"]) == (0, [])
+    assert [(w["section"], w["fqn"]) for w in report["workers"]] == [
+        ("generation", "nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorker")]
+    assert report["world_size"] == 1
+
+
+def test_a_distillation_config_shows_its_teacher_as_the_tree_builds_it() -> None:
+    """distillation.py builds the teacher with `Policy(config=teacher_config)` (line 487)
+    on train_cluster, clearing nothing: the teacher's own backend picks its class."""
+    root = _corpus("2026-08")
+    code, report = _check("--nemo-rl", str(root),
+                          str(root / "examples/configs/distillation_math_megatron.yaml"))
+    assert (code, report["problems"]) == (0, [])
+    workers = {w["section"]: w["fqn"].rsplit(".", 1)[1] for w in report["workers"]}
+    assert workers == {"policy": "MegatronPolicyWorker",
+                       "policy.generation": "VllmGenerationWorker",
+                       "teacher": "MegatronPolicyWorker"}
+    assert report["world_size"] == 8
+
+
+def test_list_names_the_dict_lookup_verify_workers(tree: Path) -> None:
+    """MathEnvironment picks its verify worker by `verifier_type` from a dict (a class
+    attribute in 2026-08, a dict written in place in 2025-09), each started with
+    `runtime_env={"py_executable": PY_EXECUTABLES.SYSTEM}`."""
+    _, _, listing = _list(tree)
+    math = {r["default"].rsplit(".", 1)[1]: r["py_executable"] for r in listing["rows"]
+            if r["driver"] == "MathEnvironment"}
+    assert math == {"HFVerifyWorker": "PY_EXECUTABLES.SYSTEM",
+                    "EnglishMultichoiceVerifyWorker": "PY_EXECUTABLES.SYSTEM",
+                    "MultilingualMultichoiceVerifyWorker": "PY_EXECUTABLES.SYSTEM"}
+    if tree == CORPORA["2026-08"]:
+        teacher = [r for r in listing["rows"] if r["driver"] == "TeacherWorkerGroup"]
+        assert [(r["quantized"], r["clears"]) for r in teacher] == [(None, ["quant_cfg"])]
