@@ -12,6 +12,10 @@ from typing import Any
 
 import pytest
 
+from nemo_rl_workers.tree.cache import FORMAT, checksum
+from nemo_rl_workers.tree.revision import Revision
+from nemo_rl_workers.tree.revision_build import build_revision
+from nemo_rl_workers.tree.revision_cache import BadPayload, as_payload, from_payload, revision_key
 from tests.cli.test_cli import run
 from tests.revision.trees import OLD_FILES, config, write
 
@@ -385,3 +389,56 @@ def test_list_names_the_dict_lookup_verify_workers(tree: Path) -> None:
     if tree == CORPORA["2026-08"]:
         teacher = [r for r in listing["rows"] if r["driver"] == "TeacherWorkerGroup"]
         assert [(r["quantized"], r["clears"]) for r in teacher] == [(None, ["quant_cfg"])]
+
+
+# -- the new parts of the model, on disk ------------------------------------------------
+
+
+def _every_mode_tree(tmp_path: Path) -> Path:
+    root = _rm_tree(tmp_path)
+    return write(root, {"nemo_rl/evals/__init__.py": "", "nemo_rl/evals/eval.py": EVAL_ENTRY,
+                        "nemo_rl/models/policy/teacher_worker_group.py": TEACHER_GROUP,
+                        "nemo_rl/environments/__init__.py": "",
+                        "nemo_rl/environments/grading.py": ENVIRONMENTS})
+
+
+def _decoded(payload: dict[str, Any], root: Path) -> Revision | None:
+    return from_payload(payload, name="t", root=root, how="t", commit=None, version=None,
+                        vllm_pin=None, project_problem=None)
+
+
+def test_the_model_stores_what_it_derives_and_refuses_a_damaged_part(tmp_path: Path) -> None:
+    root = _every_mode_tree(tmp_path)
+    revision = build_revision(root, "t", name="t")
+    assert {b.module for b in revision.entry_builds} == {"nemo_rl.algorithms.grpo",
+                                                         "nemo_rl.evals.eval"}
+    assert revision.cluster_builds and revision.py_executables and revision.clears
+    payload = json.loads(json.dumps(as_payload(revision)))
+    back = _decoded(payload, root)
+    assert back is not None
+    assert (back.entry_builds, back.cluster_builds, back.py_executables, back.clears) == (
+        revision.entry_builds, revision.cluster_builds, revision.py_executables,
+        revision.clears)
+    for key, bad in [("entry_builds", [["m", "d", "s", "w"]]),
+                     ("cluster_builds", [["m", "n", "e", True, "w"]]),
+                     ("py_executables", {"a.B": 1}), ("clears", {"T": "quant_cfg"}),
+                     ("clears", None)]:
+        with pytest.raises(BadPayload):
+            _decoded({**payload, key: bad}, root)
+
+
+def test_a_damaged_cluster_build_in_the_cache_is_one_warning(tmp_path: Path) -> None:
+    root = _every_mode_tree(tmp_path / "tree")
+    cache = tmp_path / "cache"
+    argv = ("check", "--no-verify", "--nemo-rl", str(root), "--cache-dir", str(cache),
+            config(root, "grpo_rm.yaml", RM_CONFIG))
+    fresh = run(*argv)
+    entry = cache / f"v{FORMAT}" / f"{revision_key(root.resolve())}.json"
+    stored = json.loads(entry.read_text())
+    stored["payload"]["cluster_builds"] = [["nemo_rl.algorithms.grpo", "train_cluster"]]
+    stored["sha256"] = checksum(stored["payload"])
+    entry.write_text(json.dumps(stored))
+    code, out, err = run(*argv)
+    assert (code, out) == fresh[:2]
+    assert err == (f"nemo-rl-workers: warning: cache entry {entry} holds a damaged model (a "
+                   "cluster build of another shape); ignored, the tree is read again\n")
