@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nemo_rl_workers.checks.audit.config_expressions import (
     Environ,
@@ -163,21 +163,16 @@ class HelperEvaluator(Evaluator):
         return module.functions.get(name) if module is not None else None
 
 
-class _Returned(Exception):
-    def __init__(self, value: Value) -> None:
-        self.value = value
+class HelperStopped(Exception):
+    """A helper's statement this check does not run: the call's value is unknown. Caught
+    where the helper is called, never raised past it."""
 
 
-class _Stop(Exception):
-    """A statement this check does not run: the call's value is unknown."""
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
+# How a statement leaves the block it is in: on to the next (None), or by `return` (with
+# the value), `break` or `continue`.
+_Flow: TypeAlias = "tuple[str, Value] | None"
+_BREAK: tuple[str, Value] = ("break", Known(None))
+_CONTINUE: tuple[str, Value] = ("continue", Known(None))
 
 
 def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTree,
@@ -197,12 +192,12 @@ def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTr
                   imports=module.imports if module else {})
     runner = _Runner(HelperEvaluator(scope, tree, depth, function.module))
     try:
-        runner.body(function.node.body)
-    except _Returned as returned:
-        return returned.value
-    except (_Stop, _Break, _Continue) as stopped:
+        flow = runner.body(function.node.body)
+    except HelperStopped as stopped:
         return Unknown(f"it calls {name}(), which {stopped} this check does not run")
-    return Known(None)
+    if flow is not None and flow[0] != "return":
+        return Unknown(f"it calls {name}(), which has a {flow[0]} outside a loop")
+    return flow[1] if flow is not None else Known(None)
 
 
 class _Runner:
@@ -214,70 +209,71 @@ class _Runner:
         self.names = evaluator.scope.names
         self.turns = 0
 
-    def body(self, statements: list[ast.stmt]) -> None:
+    def body(self, statements: list[ast.stmt]) -> _Flow:
         for stmt in statements:
-            self.statement(stmt)
+            flow = self.statement(stmt)
+            if flow is not None:
+                return flow
+        return None
 
-    def statement(self, stmt: ast.stmt) -> None:
+    def statement(self, stmt: ast.stmt) -> _Flow:
         value = self.evaluator.value
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            return  # a docstring
+            return None  # a docstring
         if isinstance(stmt, ast.Pass):
-            return
+            return None
         if isinstance(stmt, ast.Return):
-            raise _Returned(value(stmt.value) if stmt.value is not None else Known(None))
+            return ("return", value(stmt.value) if stmt.value is not None else Known(None))
+        if isinstance(stmt, ast.Break):
+            return _BREAK
+        if isinstance(stmt, ast.Continue):
+            return _CONTINUE
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
                 stmt.targets[0], ast.Name):
             self.names[stmt.targets[0].id] = value(stmt.value)
-            return
+            return None
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and \
                 stmt.value is not None:
             self.names[stmt.target.id] = value(stmt.value)
-            return
+            return None
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
             self.names[stmt.target.id] = value(ast.BinOp(
                 left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value))
-            return
+            return None
         if isinstance(stmt, ast.If):
             holds = truth(value(stmt.test))
             if holds is None:
-                raise _Stop(f"branches on {ast.unparse(stmt.test)}, which")
-            self.body(stmt.body if holds else stmt.orelse)
-            return
+                raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, which")
+            return self.body(stmt.body if holds else stmt.orelse)
         if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse:
-            self._loop(stmt, stmt.target.id)
-            return
-        if isinstance(stmt, ast.Break):
-            raise _Break("breaks a loop, which")
-        if isinstance(stmt, ast.Continue):
-            raise _Continue("continues a loop, which")
+            return self._loop(stmt, stmt.target.id)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self._mutate(stmt.value)
-            return
-        raise _Stop(f"runs {type(stmt).__name__} at line {stmt.lineno}, which")
+            return None
+        raise HelperStopped(f"runs {type(stmt).__name__} at line {stmt.lineno}, which")
 
-    def _loop(self, stmt: ast.For, target: str) -> None:
+    def _loop(self, stmt: ast.For, target: str) -> _Flow:
         sequence = self.evaluator.value(stmt.iter)
         if isinstance(sequence, Unknown) or not isinstance(
                 sequence.value, list | tuple | set | dict | Mapping | str):
-            raise _Stop(f"loops over {ast.unparse(stmt.iter)}, which")
+            raise HelperStopped(f"loops over {ast.unparse(stmt.iter)}, which")
         for item in list(sequence.value):
             self.turns += 1
             if self.turns > MAX_ITERATIONS:
-                raise _Stop("loops more than this check follows, which")
+                raise HelperStopped("loops more than this check follows, which")
             self.names[target] = Known(item, None, sequence.reads, sequence.env)
-            try:
-                self.body(stmt.body)
-            except _Break:
+            flow = self.body(stmt.body)
+            if flow is _BREAK:
                 break
-            except _Continue:
-                continue
+            if flow is not None and flow is not _CONTINUE:
+                return flow  # a return inside the loop
+        return None
 
     def _mutate(self, call: ast.Call) -> None:
         func = call.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.attr in _MUTATORS and len(call.args) == 1 and not call.keywords):
-            raise _Stop(f"calls {ast.unparse(func)}(), which")
+            raise HelperStopped(f"calls {ast.unparse(func)}(), which")
         name = func.value.id
         current, argument = self.names.get(name), self.evaluator.value(call.args[0])
         if not isinstance(current, Known) or not isinstance(argument, Known):
@@ -288,6 +284,7 @@ class _Runner:
         try:
             getattr(changed, func.attr)(argument.value)
         except Exception as error:
-            raise _Stop(f"calls {ast.unparse(func)}() on a value it rejects, which") from error
+            raise HelperStopped(
+                f"calls {ast.unparse(func)}() on a value it rejects, which") from error
         self.names[name] = Known(changed, None, (*current.reads, *argument.reads),
                                  (*current.env, *argument.env))
