@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nemo_rl_workers.checks.audit.config_expressions import (
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from nemo_rl_workers.tree.source import Function, SourceTree
 
 MAX_CALL_DEPTH = 3  # helpers called from helpers
-MAX_ITERATIONS = 1000  # loop turns run in one helper call
+MAX_ITERATIONS = 1000  # loop turns run in all the helper calls of one walk (hostile source)
 MAX_LIST = 100_000  # `[n] * k` longer than this is not built (a bundle list is short)
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
@@ -51,15 +52,24 @@ _ABCS: dict[str, type] = {f"{m}.{n}": t for m in ("typing", "collections.abc")
 _NO_CONFIG_VALUE = frozenset({"nemo_rl", "pydantic"})
 
 
+@dataclass
+class Budget:
+    """The loop turns left to the helper calls of one walk, shared by nested calls."""
+
+    turns: int = MAX_ITERATIONS
+
+
 class HelperEvaluator(Evaluator):
     """The tree rules' evaluator, which also runs the tree's small helpers on config
     values, and builds the lists a bundle count is written with (`[n] * nodes`)."""
 
-    def __init__(self, scope: Scope, tree: SourceTree, depth: int, module: str) -> None:
+    def __init__(self, scope: Scope, tree: SourceTree, depth: int, module: str,
+                 budget: Budget) -> None:
         super().__init__(scope)
         self.tree = tree
         self.depth = depth
         self.module = module
+        self.budget = budget
 
     def _binary(self, node: ast.BinOp, depth: int) -> Value:
         if isinstance(node.op, ast.Mult):
@@ -97,7 +107,8 @@ class HelperEvaluator(Evaluator):
         helper = self._helper(func)
         if helper is not None and self.depth < MAX_CALL_DEPTH:
             args = [self.value(a, depth) for a in node.args]
-            return _run(helper, args, self.scope.environ, self.tree, self.depth + 1)
+            return _run(helper, args, self.scope.environ, self.tree, self.depth + 1,
+                        self.budget)
         return super()._call(node, depth)
 
     def _builtin(self, name: str, node: ast.Call, depth: int) -> Value | None:
@@ -176,7 +187,7 @@ _CONTINUE: tuple[str, Value] = ("continue", Known(None))
 
 
 def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTree,
-         depth: int) -> Value:
+         depth: int, budget: Budget) -> Value:
     """A helper's result on these arguments, its body run statement by statement."""
     name = function.qualname
     params = [p for p in function.params if p.kind in ("positional-only", "positional")]
@@ -190,11 +201,11 @@ def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTr
     scope = Scope(names={p.name: a for p, a in zip(params, args, strict=True)},
                   environ=environ, constants=module.assignments if module else {},
                   imports=module.imports if module else {})
-    runner = _Runner(HelperEvaluator(scope, tree, depth, function.module))
+    runner = _Runner(HelperEvaluator(scope, tree, depth, function.module, budget))
     try:
         flow = runner.body(function.node.body)
     except HelperStopped as stopped:
-        return Unknown(f"it calls {name}(), which {stopped} this check does not run")
+        return Unknown(f"it calls {name}(), which {stopped}")
     if flow is not None and flow[0] != "return":
         return Unknown(f"it calls {name}(), which has a {flow[0]} outside a loop")
     return flow[1] if flow is not None else Known(None)
@@ -207,7 +218,6 @@ class _Runner:
     def __init__(self, evaluator: HelperEvaluator) -> None:
         self.evaluator = evaluator
         self.names = evaluator.scope.names
-        self.turns = 0
 
     def body(self, statements: list[ast.stmt]) -> _Flow:
         for stmt in statements:
@@ -243,24 +253,28 @@ class _Runner:
         if isinstance(stmt, ast.If):
             holds = truth(value(stmt.test))
             if holds is None:
-                raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, which")
+                raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, a test this check "
+                                    "does not decide")
             return self.body(stmt.body if holds else stmt.orelse)
         if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse:
             return self._loop(stmt, stmt.target.id)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self._mutate(stmt.value)
             return None
-        raise HelperStopped(f"runs {type(stmt).__name__} at line {stmt.lineno}, which")
+        raise HelperStopped(f"runs a {type(stmt).__name__} statement (line {stmt.lineno}) "
+                            "this check does not run")
 
     def _loop(self, stmt: ast.For, target: str) -> _Flow:
         sequence = self.evaluator.value(stmt.iter)
         if isinstance(sequence, Unknown) or not isinstance(
                 sequence.value, list | tuple | set | dict | Mapping | str):
-            raise HelperStopped(f"loops over {ast.unparse(stmt.iter)}, which")
+            raise HelperStopped(f"loops over {ast.unparse(stmt.iter)}, a value this check "
+                                "does not know")
         for item in list(sequence.value):
-            self.turns += 1
-            if self.turns > MAX_ITERATIONS:
-                raise HelperStopped("loops more than this check follows, which")
+            self.evaluator.budget.turns -= 1
+            if self.evaluator.budget.turns < 0:
+                raise HelperStopped(f"loops more than the {MAX_ITERATIONS} turns this check "
+                                    "follows")
             self.names[target] = Known(item, None, sequence.reads, sequence.env)
             flow = self.body(stmt.body)
             if flow is _BREAK:
@@ -273,7 +287,7 @@ class _Runner:
         func = call.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.attr in _MUTATORS and len(call.args) == 1 and not call.keywords):
-            raise HelperStopped(f"calls {ast.unparse(func)}(), which")
+            raise HelperStopped(f"calls {ast.unparse(func)}(), code this check does not run")
         name = func.value.id
         current, argument = self.names.get(name), self.evaluator.value(call.args[0])
         if not isinstance(current, Known) or not isinstance(argument, Known):
@@ -285,6 +299,6 @@ class _Runner:
             getattr(changed, func.attr)(argument.value)
         except Exception as error:
             raise HelperStopped(
-                f"calls {ast.unparse(func)}() on a value it rejects, which") from error
+                f"calls {ast.unparse(func)}() on a value it rejects") from error
         self.names[name] = Known(changed, None, (*current.reads, *argument.reads),
                                  (*current.env, *argument.env))

@@ -35,7 +35,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     show_value,
 )
 from nemo_rl_workers.checks.entry_sections import entry_of
-from nemo_rl_workers.checks.helper_calls import HelperEvaluator
+from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
 from nemo_rl_workers.checks.tree_rules import (
     _called_name,
     _field,
@@ -140,6 +140,7 @@ class _SizeWalk(_Walk):
         super().__init__(function, scope, root, stops)
         self.tree = tree
         self.clusters = {(c.line, c.name): c for c in clusters}
+        self.budget = Budget()  # the loop turns of every helper this walk runs
 
     def _starts_workers(self, stmt: ast.stmt) -> bool:
         """As the tree rules' walk has it, less a driver class named only to reach an
@@ -163,7 +164,8 @@ class _SizeWalk(_Walk):
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
                 unsure: str | None) -> None:
-        evaluator = HelperEvaluator(self.scope, self.tree, 0, self.function.module)
+        evaluator = HelperEvaluator(self.scope, self.tree, 0, self.function.module,
+                                    self.budget)
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(
             stmt.targets) == 1 else None
         build = self.clusters.get((stmt.lineno, target.id)) if isinstance(

@@ -442,3 +442,26 @@ def test_a_damaged_cluster_build_in_the_cache_is_one_warning(tmp_path: Path) -> 
     assert (code, out) == fresh[:2]
     assert err == (f"nemo-rl-workers: warning: cache entry {entry} holds a damaged model (a "
                    "cluster build of another shape); ignored, the tree is read again\n")
+
+
+def test_a_helper_that_loops_without_end_is_cut_short(tmp_path: Path) -> None:
+    """Hostile source: nested loops in the helper the setup calls; the walk stops at its
+    turn budget and the world size is undecided, saying so."""
+    root = _rm_tree(tmp_path)
+    write(root, {"nemo_rl/data/utils.py": '''
+def necessary_env_names(data_config):
+    names = set()
+    for a in data_config["many"]:
+        for b in data_config["many"]:
+            for c in data_config["many"]:
+                names.add(c)
+    return list(names)
+'''})
+    path = config(root, "grpo_rm.yaml", RM_CONFIG.replace(
+        "  train: {env_name: reward_model}\n",
+        f"  train: {{env_name: reward_model}}\n  many: {list(range(200))}\n"))
+    code, report = _check(path)
+    assert (code, report["world_size"]) == (0, None)
+    assert report["world_size_from"].endswith(
+        "(it calls necessary_env_names(), which loops more than the 1000 turns this check "
+        "follows)")
