@@ -465,3 +465,35 @@ def necessary_env_names(data_config):
     assert report["world_size_from"].endswith(
         "(it calls necessary_env_names(), which loops more than the 1000 turns this check "
         "follows)")
+
+
+# A frozen policy-role driver (a fork's teacher `Policy`) that clears what a student's
+# config would carry on its own copy: the quantized class and the extension never run.
+FROZEN_POLICY = OLD_FILES["nemo_rl/models/policy/lm_policy.py"].replace(
+    "    def __init__(self, config, worker_extension_cls_fqn=None):\n",
+    "    def __init__(self, config, worker_extension_cls_fqn=None):\n"
+    "        config = copy.deepcopy(config)\n"
+    "        config[\"quant_cfg\"] = None\n"
+    "        config.pop(\"worker_extension_cls_fqn\", None)\n").replace(
+    "from nemo_rl.distributed", "import copy\nfrom nemo_rl.distributed")
+
+
+def test_a_driver_that_clears_quant_cfg_starts_the_unquantized_class(tmp_path: Path) -> None:
+    root = write(tmp_path, {**OLD_FILES, "nemo_rl/models/policy/lm_policy.py": FROZEN_POLICY})
+    path = config(root, "teacher.yaml", """\
+policy:
+  model_name: tiny
+  megatron_cfg: {enabled: true}
+  quant_cfg: {algorithm: fp8}
+  worker_extension_cls_fqn: research.ext.Anything
+""")
+    code, report = _check(path)
+    assert (code, report["problems"]) == (0, [])
+    assert [(w["section"], w["fqn"], w["quantized"], w["source"]) for w in report["workers"]] \
+        == [("policy", "nemo_rl.models.policy.workers.megatron.MegatronPolicyWorker", False,
+             "default")]
+    assert {line for line in report["skipped"] if "clears it" in line} == {
+        "policy.quant_cfg: Policy clears it on its own copy of the config before it starts "
+        "its workers, so it has no effect there",
+        "policy.worker_extension_cls_fqn: Policy clears it on its own copy of the config "
+        "before it starts its workers, so it has no effect there"}
