@@ -80,7 +80,10 @@ def analyze_file(
         return report
     if kept is not None:
         report.cache_notes.extend(kept.notes)
-    if world_size is None and world_size_from_config:
+    if world_size is None and world_size_from_config and revision is not None and \
+            not revision.is_reference:
+        world_size, report.world_size_from = _tree_world_size(config, revision)
+    elif world_size is None and world_size_from_config:
         from nemo_rl_workers.model.cluster_size import policy_world_size
 
         size = policy_world_size(config)
@@ -95,6 +98,18 @@ def analyze_file(
                        preflight=preflight)
     report.problems = [locate(path, lines, p) for p in report.problems]
     return report
+
+
+def _tree_world_size(config: dict[str, Any], revision: Revision) -> tuple[int | None, str | None]:
+    """The world size a tree's own setup computes for the config, and how (or
+    "undecided: why"); (None, None) where its entry builds no cluster the model records.
+    The reference's `cluster:` arithmetic is the reference's, not the tree's."""
+    from nemo_rl_workers.checks.tree_world_size import tree_world_size
+
+    size = tree_world_size(config, revision)
+    if size is None:
+        return None, None
+    return size.size, size.how if size.size is not None else f"undecided: {size.how}"
 
 
 def load_for_check(path: str, overrides: Sequence[str] = (),

@@ -92,8 +92,15 @@ _MISSING = object()
 
 def judge_sections(config: Mapping[str, Any], revision: Revision) -> TreeVerdict:
     """Every worker section of `config` as `revision`'s drivers would start it."""
+    from nemo_rl_workers.checks.entry_sections import entry_sections
+
     verdict = TreeVerdict()
+    judged: set[str] = set()
     for path, section, kind in tree_sections(config):
+        judged.add(path)
+        _judge(path, section, kind, revision, verdict)
+    # Blocks the config's entry builds a driver on besides (the evaluation's generation).
+    for path, section, kind in entry_sections(config, revision, judged):
         _judge(path, section, kind, revision, verdict)
     return verdict
 
@@ -226,6 +233,7 @@ def _by_the_policy(path: str, section: Mapping[str, Any], driver: str | None,
 def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
                 values: Mapping[str, bool], revision: Revision,
                 verdict: TreeVerdict) -> Resolution:
+    section = _as_driver_keeps(path, section, row.driver, revision, verdict)
     quantized = quant_cfg_of(section) is not None
     fqn: str = row.default_fqn
     source: Source = "default"
@@ -267,6 +275,27 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
         section=path, role=row.role, backend=backend, mode=mode, quantized=quantized, fqn=fqn,
         rule="tree", source=source,
         protocol=f"{row.driver}'s calls", env=env, base_fqn=row.default_fqn)
+
+
+def _as_driver_keeps(path: str, section: Mapping[str, Any], driver: str, revision: Revision,
+                     verdict: TreeVerdict) -> Mapping[str, Any]:
+    """The section as the driver builds its workers from it: without the keys it clears on
+    its own copy (a frozen group's `quant_cfg`, `worker_extension_cls_fqn`), each one the
+    section sets said in a note."""
+    cleared = [key for key in revision.clears.get(driver, ()) if _at(section, key) is not None]
+    if not cleared:
+        return section
+    kept: dict[str, Any] = copy.deepcopy(dict(section))
+    for key in cleared:
+        *parents, last = key.split(".")
+        node: object = kept
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(last, None)
+        verdict.notes.append(f"{path}.{key}: {driver} clears it on its own copy of the config "
+                             "before it starts its workers, so it has no effect there")
+    return kept
 
 
 def _labels(row: TreeRow, kind: str, section: Mapping[str, Any]) -> tuple[str, str | None]:

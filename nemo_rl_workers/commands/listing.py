@@ -136,6 +136,8 @@ def tree_listing_json(revision: Revision) -> dict[str, Any]:
                 "env": revision.environments.get(row.default_fqn),
                 "quantized_env": (revision.environments.get(row.quantized_fqn)
                                   if row.quantized_fqn else None),
+                "py_executable": revision.py_executables.get(row.default_fqn),
+                "clears": list(revision.clears.get(row.driver, ())),
                 "where": row.where,
             }
             for row in revision.rows
@@ -152,10 +154,9 @@ def render_tree_listing(revision: Revision) -> str:
     header = ["role", "driver", "switches", "worker", "env", "quantized", "quantized env"]
     rows = [
         [row.role, row.driver, row.switches, row.default_fqn,
-         revision.environments.get(row.default_fqn, "unregistered"),
-         row.quantized_fqn or "-",
-         revision.environments.get(row.quantized_fqn, "unregistered")
-         if row.quantized_fqn else "-"]
+         revision.env_of(row.default_fqn),
+         row.quantized_fqn or _no_quantized(revision, row.driver),
+         revision.env_of(row.quantized_fqn) if row.quantized_fqn else "-"]
         for row in revision.rows
     ]
     out = ["worker rows", *("  " + line for line in table(rows, header))]
@@ -177,6 +178,16 @@ def render_tree_listing(revision: Revision) -> str:
     out.extend(f"undecided: {fqn} cannot be modelled: {why}"
                for fqn, why in sorted(revision.class_problems.items()))
     return "\n".join(out)
+
+
+def _no_quantized(revision: Revision, driver: str) -> str:
+    """Why a row has no quantized class: none in the override maps, or the driver clears
+    `quant_cfg` on its own copy of the config before building."""
+    from nemo_rl_workers.tree.knowledge import QUANT_KEY
+
+    if QUANT_KEY in revision.clears.get(driver, ()):
+        return f"- ({driver} clears {QUANT_KEY})"
+    return "-"
 
 
 def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -131,7 +131,9 @@ def render_text(report: ConfigReport, *, color: bool) -> str:
         ]
         header = ["section", "backend", "quant", "rule", "source", "protocol", "env", "worker"]
         out.extend("  " + line for line in table(rows, header))
-    if report.world_size_from is not None:
+    if report.world_size_from is not None and report.world_size is None:
+        out.append(f"  world size: {report.world_size_from}")  # "undecided: why"
+    elif report.world_size_from is not None:
         out.append(f"  world size: {report.world_size} ({report.world_size_from})")
     for text in report.warnings:
         out.append("  " + style.yellow(f"warning: {one_line(text)}"))

@@ -14,6 +14,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from nemo_rl_workers.tree.actor_lookups import explicit_executable, looked_up
 from nemo_rl_workers.tree.conditions import (
     ALWAYS,
     Condition,
@@ -120,6 +121,8 @@ class DriverSide:
     # holds if known): where the arguments a worker method gets are read.
     sites_of: dict[str, list[tuple[CallSite, str, str, str | None]]] = field(
         default_factory=dict)
+    # actor FQN -> (the Python environment a `py_executable` names for it, file:line)
+    py_executables: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 # -- values: literal strings and where they come from ----------------------------------
@@ -346,6 +349,25 @@ class DriverReader:
                 if created is not None and driver is not None:
                     self._add_choice(driver, created.fqn, condition_of(call.guards, function),
                                      call.where)
+                    self._explicit_env(call, function, created)
+                elif created is None:
+                    self._looked_up_choices(call, function)
+
+    def _looked_up_choices(self, call: CallSite, function: Function | None) -> None:
+        """Choices through a dict lookup (`self.WORKER_CLASS_DICT[key].remote()`): each
+        class that binds the dict is a driver of the classes it holds."""
+        for holder, worker in looked_up(self.tree, self.resolver, call, function):
+            if holder.fqn not in self.side.drivers:
+                self.side.drivers[holder.fqn] = Driver(holder.name, holder.fqn, holder.where)
+            self._add_choice(self.side.drivers[holder.fqn], worker.fqn,
+                             condition_of(call.guards, function), call.where)
+            self._explicit_env(call, function, worker)
+
+    def _explicit_env(self, call: CallSite, function: Function | None,
+                      worker: ClassInfo) -> None:
+        env = explicit_executable(call, function, worker)
+        if env is not None:
+            self.side.py_executables.setdefault(worker.fqn, (env, call.where))
 
     def _class_values(self, node: ast.expr, function: Function | None, call: CallSite,
                       depth: int = 0) -> list[tuple[str, Condition]]:

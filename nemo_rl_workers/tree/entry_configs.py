@@ -99,18 +99,13 @@ def _optional(annotation: ast.expr) -> bool:
 
 
 def setup_keys(tree: SourceTree) -> dict[str, tuple[str, ...] | None]:
-    """Each algorithm module with a `setup` taking a config -> the top-level keys that
-    config requires (None where the module declares none the model can read)."""
-    from nemo_rl_workers.tree.knowledge import ALGORITHMS, SETUP
+    """Each entry module with a `setup` taking a config (an algorithm's, the
+    evaluation's) -> the top-level keys that config requires (None where the module
+    declares none the model can read)."""
+    from nemo_rl_workers.tree.entry_builds import entry_modules
 
     found: dict[str, tuple[str, ...] | None] = {}
-    for name in sorted(n for n in {*tree.modules, *tree.pending}
-                       if n.startswith(f"{ALGORITHMS}.") and n.count(".") == 2):
-        module = tree.module(name)
-        if module is None or SETUP not in module.functions:
-            continue
-        if not module.functions[SETUP].params:
-            continue
+    for name in entry_modules(tree):
         needs = required_keys(tree, name)
         found[name] = tuple(needs) if needs is not None else None
     return found

@@ -170,6 +170,15 @@ Distillation builds its teachers with `Policy` from their own sections; on-polic
 distillation's `TeacherWorkerGroup` derives a teacher from the student's section instead,
 so no section is judged against it."""
 
+CLUSTER_BUNDLES: Final = "bundle_ct_per_node_list"
+"""`RayVirtualCluster(bundle_ct_per_node_list=[...])`: one GPU bundle per count, and its
+`world_size()` is the list's sum (`self._world_size = sum(self._bundle_ct_per_node_list)`
+in both corpora's virtual_cluster.py)."""
+
+QUANT_KEY: Final = "quant_cfg"
+"""The config key whose value selects a row's quantized counterpart (`*_WORKER_OVERRIDES`);
+a driver that clears it on its own copy (`tree.frozen_groups`) starts the default class."""
+
 EXTENSION_FIELD: Final = "worker_extension_cls_fqn"
 """The config key (and the older constructor argument) naming an extension class."""
 
@@ -182,3 +191,7 @@ ALGORITHMS: Final = "nemo_rl.algorithms"
 
 SETUP: Final = "setup"
 """An algorithm module's function that builds its workers from the whole config."""
+
+ENTRY_PACKAGES: Final = (ALGORITHMS, "nemo_rl.evals")
+"""The packages whose modules' `setup` an entry script runs on a whole config: the
+algorithms, and the evaluation (which builds a generation driver with no policy)."""

@@ -25,7 +25,9 @@ from typing import Any
 
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.tree.cache import ContentCache
+from nemo_rl_workers.tree.cluster_builds import ClusterBuild
 from nemo_rl_workers.tree.conditions import Condition, describe
+from nemo_rl_workers.tree.entry_builds import EntryBuild
 
 NEW_SCHEMA = "automodel_cfg"
 OLD_SCHEMA = "dtensor_cfg"
@@ -71,6 +73,20 @@ class Revision:
     # Algorithm module with a `setup` -> the top-level keys its entry config requires
     # (None: it declares none the model reads): which setup a recipe runs.
     setups: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)
+    # The drivers each entry's `setup` builds on a block of its config (`entry_builds`):
+    # the evaluation's generation driver on `generation:`, with no policy.
+    entry_builds: tuple[EntryBuild, ...] = ()
+    # The clusters each entry's `setup` builds, with their bundle arithmetic as written:
+    # the world size the tree computes for a config (`checks/tree_world_size`).
+    cluster_builds: tuple[ClusterBuild, ...] = ()
+    # Actor class -> the Python environment its start names itself (`.options(runtime_env=
+    # {"py_executable": X})`, `@ray.remote(runtime_env=...)`), for classes the registry
+    # may not hold: they run in that environment, registered or not.
+    py_executables: Mapping[str, str] = field(default_factory=dict)
+    # Driver -> the config keys its constructor clears on its own copy of the config
+    # before it builds its workers ("quant_cfg", "megatron_cfg.peft.enabled"): a frozen
+    # teacher group runs the unquantized class whatever the student's quant_cfg says.
+    clears: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     undecided: tuple[str, ...] = ()
     is_reference: bool = False
     version: str | None = None  # what its nemo_rl/package_info.py says (read as data)
@@ -125,6 +141,15 @@ class Revision:
 
     def roles(self) -> list[str]:
         return list(dict.fromkeys(row.role for row in self.rows))
+
+    def env_of(self, fqn: str) -> str:
+        """The environment a class runs in: the registry's; else the one its start names
+        (marked so); else "unregistered"."""
+        if fqn in self.environments:
+            return self.environments[fqn]
+        if fqn in self.py_executables:
+            return f"{self.py_executables[fqn]} (py_executable)"
+        return "unregistered"
 
     def rows_of(self, driver: str) -> list[TreeRow]:
         return [row for row in self.rows if row.driver == driver]

@@ -11,20 +11,25 @@ classes whose class cannot be modelled (`class_problems`). Nothing is imported.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 from pathlib import Path
 
 from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 from nemo_rl_workers.tree.checkout import PACKAGE, project_pin
+from nemo_rl_workers.tree.cluster_builds import cluster_builds
 from nemo_rl_workers.tree.conditions import key_chain
 from nemo_rl_workers.tree.drivers import DriverReader
+from nemo_rl_workers.tree.entry_builds import entry_builds
 from nemo_rl_workers.tree.entry_configs import setup_keys
+from nemo_rl_workers.tree.frozen_groups import cleared_keys
 from nemo_rl_workers.tree.git_head import head_commit
 from nemo_rl_workers.tree.knowledge import (
     DRIVER_ROLES,
     EXTENSION_FIELD,
     GENERATION_DRIVER_SUFFIX,
     LIBRARY_PACKAGE,
+    QUANT_KEY,
     SWITCHES,
     driver_side,
 )
@@ -79,13 +84,17 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
     pin, project_problem = project_pin(root)
     undecided: list[str] = []
     rows: list[TreeRow] = []
+    clears = cleared_keys(tree, side.drivers.values())
     for driver in sorted(side.drivers.values(), key=lambda d: d.fqn):
         role = _role_of(driver.name)
+        # A driver that clears quant_cfg on its copy starts the default class under it.
+        unquantized = QUANT_KEY in clears.get(driver.name, ())
         for choice in driver.choices:
             if choice.quantized:
                 continue
             rows.append(TreeRow(role, driver.name, choice.condition, choice.fqn,
-                                reader.overrides.get(choice.fqn), choice.where))
+                                None if unquantized else reader.overrides.get(choice.fqn),
+                                choice.where))
     switches = {name for row in rows for name, _ in row.condition}
     schema, has_v2 = _schema(switches)
     if schema == "undecided":
@@ -106,6 +115,12 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
         driver_fqns={d.name: d.fqn for d in side.drivers.values()},
         setups=setup_keys(tree),
+        entry_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
+                           for b in entry_builds(tree, (d.name for d in side.drivers.values()))),
+        cluster_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
+                             for b in cluster_builds(tree)),
+        py_executables={k: _env_name(env) for k, (env, _) in sorted(side.py_executables.items())},
+        clears=clears,
         undecided=tuple(undecided), unread=unread,
         registry_problems=tuple(_relative_line(p, root) for p in side.registry_problems),
         class_problems=_class_problems(tree, resolver, rows, root))

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 from nemo_rl_workers.tree.cache import FORMAT, ContentCache, digest_files, own_files
 from nemo_rl_workers.tree.checkout import PACKAGE
+from nemo_rl_workers.tree.cluster_builds import ClusterBuild
+from nemo_rl_workers.tree.entry_builds import EntryBuild
 from nemo_rl_workers.tree.revision import Revision, TreeRow
 from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, SourceProblem, discover
 
@@ -54,6 +56,12 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "drivers": dict(revision.drivers),
         "driver_fqns": dict(revision.driver_fqns),
         "setups": {k: None if v is None else list(v) for k, v in revision.setups.items()},
+        "entry_builds": [[b.module, b.driver, b.section, b.where, b.cluster]
+                         for b in revision.entry_builds],
+        "cluster_builds": [[b.module, b.name, b.bundles, b.line, b.where]
+                           for b in revision.cluster_builds],
+        "py_executables": dict(revision.py_executables),
+        "clears": {k: list(v) for k, v in revision.clears.items()},
         "undecided": list(revision.undecided),
         "unread": list(revision.unread),
         "class_problems": dict(revision.class_problems),
@@ -86,6 +94,12 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
         driver_fqns=_strings(payload.get("driver_fqns")),
         setups={k: None if v is None else tuple(_typed(s, str) for s in _list(v))
                 for k, v in _mapping(payload.get("setups")).items()},
+        entry_builds=tuple(_entry_build(item) for item in _list(payload.get("entry_builds"))),
+        cluster_builds=tuple(_cluster_build(item)
+                             for item in _list(payload.get("cluster_builds"))),
+        py_executables=_strings(payload.get("py_executables")),
+        clears={k: tuple(_typed(s, str) for s in _list(v))
+                for k, v in _mapping(payload.get("clears")).items()},
         undecided=tuple(_typed(u, str) for u in _list(payload.get("undecided"))),
         unread=tuple(_typed(u, str) for u in _list(payload.get("unread"))),
         class_problems=_strings(payload.get("class_problems")),
@@ -102,6 +116,26 @@ def _row(item: object) -> TreeRow:
     return TreeRow(_typed(role, str), _typed(driver, str), pairs, _typed(default, str),
                    None if quantized is None else _typed(quantized, str),
                    None if where is None else _typed(where, str))
+
+
+def _entry_build(item: object) -> EntryBuild:
+    fields = _list(item)
+    if len(fields) != 5:
+        raise BadPayload("an entry build of another shape")
+    module, driver, section, where = (_typed(f, str) for f in fields[:4])
+    return EntryBuild(module, driver, section, where,
+                      None if fields[4] is None else _typed(fields[4], str))
+
+
+def _cluster_build(item: object) -> ClusterBuild:
+    fields = _list(item)
+    if len(fields) != 5:
+        raise BadPayload("a cluster build of another shape")
+    module, name, bundles, line, where = fields
+    if isinstance(line, bool):
+        raise BadPayload("a bool where a line belongs")
+    return ClusterBuild(_typed(module, str), _typed(name, str), _typed(bundles, str),
+                        _typed(line, int), _typed(where, str))
 
 
 def _typed(value: object, kind: type[_T]) -> _T:

@@ -1,0 +1,59 @@
+"""The config blocks an entry builds a driver on that no model section covers.
+
+The model sections (`policy`, `teacher`, `value`, `env.reward_model`, and the policy's
+`generation`) are judged wherever a config has them. An entry's `setup` may build a driver
+on another block: the evaluation entry builds its generation driver on a top-level
+`generation:` with no policy (`Revision.entry_builds`). Such a block is judged too, as a
+section of its driver's role, when the config is that entry's: it has every top-level key
+the entry's config requires (`Revision.setups`), and no other entry fits it as closely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from nemo_rl_workers.model.sections import as_mapping
+from nemo_rl_workers.tree.knowledge import SECTION_ROLES
+from nemo_rl_workers.tree.revision import Revision
+
+GENERATION = "generation"
+
+
+def entry_of(config: Mapping[str, Any], revision: Revision) -> str | None:
+    """The entry module whose config `config` is: the one whose required top-level keys it
+    has, the most specific; None when none fits, or two fit alike."""
+    top = set(config)
+    fits = sorted(((len(needs), name) for name, needs in revision.setups.items()
+                   if needs is not None and set(needs) <= top), reverse=True)
+    if not fits or len(fits) > 1 and fits[0][0] == fits[1][0]:
+        return None
+    return fits[0][1]
+
+
+def entry_sections(config: Mapping[str, Any], revision: Revision, judged: set[str]
+                   ) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """(path, section, kind) of each block the config's entry builds a driver on that is
+    not in `judged`, with the kind its driver's role judges it as."""
+    entry = entry_of(config, revision)
+    if entry is None:
+        return
+    seen = set(judged)
+    for build in revision.entry_builds:
+        if build.module != entry or build.section in seen:
+            continue
+        role = revision.drivers.get(build.driver)
+        kind = GENERATION if role == GENERATION else next(
+            (k for k, roles in SECTION_ROLES.items() if roles == (role,)), None)
+        section = _at(config, build.section)
+        if kind is None or section is None:
+            continue
+        seen.add(build.section)
+        yield build.section, section, kind
+
+
+def _at(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    node: Mapping[str, Any] | None = config
+    for key in path.split("."):
+        node = as_mapping(node.get(key)) if node is not None else None
+    return node

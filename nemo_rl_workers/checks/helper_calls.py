@@ -1,0 +1,304 @@
+"""The tree's small helpers, run on config values while a setup is walked.
+
+A setup computes what it sizes its clusters by through helpers of its own tree:
+`env_name_list = extract_necessary_env_names(data_config)` (which environments the data
+names: a loop over `train`/`validation`/`default`, an `isinstance`, a `set`). The tree
+rules' evaluator stops at any call; `HelperEvaluator` runs a module-level function of the
+tree (found through the walked module's imports, a package's re-export followed) statement
+by statement on the arguments' values: assignments, `if` on a decided test, `for` over a
+known sequence (bounded), `.add`/`.append`/`.extend`/`.update` on a local, `return`.
+Anything else, and any call deeper than `MAX_CALL_DEPTH`, leaves the result unknown with
+the reason. Nothing is imported; what a YAML load gives (dicts, lists, scalars) is never an
+instance of the tree's classes or of a config-model base, so such an `isinstance` is
+decided.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from nemo_rl_workers.checks.audit.config_expressions import (
+    Environ,
+    Evaluator,
+    Known,
+    Scope,
+    Unknown,
+    Value,
+    truth,
+)
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.tree.source import Function, SourceTree
+
+MAX_CALL_DEPTH = 3  # helpers called from helpers
+MAX_ITERATIONS = 1000  # loop turns run in all the helper calls of one walk (hostile source)
+MAX_LIST = 100_000  # `[n] * k` longer than this is not built (a bundle list is short)
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "dict": Mapping, "list": list, "tuple": tuple, "str": str, "int": int, "float": float,
+    "bool": bool, "set": set,
+}
+_MUTATORS = frozenset({"add", "append", "extend", "update"})
+# What a loaded config holds: an `isinstance` test on one of these is decided here.
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+_ABCS: dict[str, type] = {f"{m}.{n}": t for m in ("typing", "collections.abc")
+                          for n, t in (("Mapping", Mapping), ("Sequence", Sequence))}
+# Packages whose classes no loaded config value is an instance of: the tree's own, and
+# the config-model base classes (a YAML load gives dicts, lists and scalars).
+_NO_CONFIG_VALUE = frozenset({"nemo_rl", "pydantic"})
+
+
+@dataclass
+class Budget:
+    """The loop turns left to the helper calls of one walk, shared by nested calls."""
+
+    turns: int = MAX_ITERATIONS
+
+
+class HelperEvaluator(Evaluator):
+    """The tree rules' evaluator, which also runs the tree's small helpers on config
+    values, and builds the lists a bundle count is written with (`[n] * nodes`)."""
+
+    def __init__(self, scope: Scope, tree: SourceTree, depth: int, module: str,
+                 budget: Budget) -> None:
+        super().__init__(scope)
+        self.tree = tree
+        self.depth = depth
+        self.module = module
+        self.budget = budget
+
+    def _binary(self, node: ast.BinOp, depth: int) -> Value:
+        if isinstance(node.op, ast.Mult):
+            left, right = self.value(node.left, depth), self.value(node.right, depth)
+            if isinstance(left, Known) and isinstance(right, Known):
+                items, times = (left.value, right.value) if isinstance(left.value, list) \
+                    else (right.value, left.value)
+                if isinstance(items, list) and isinstance(times, int) and not isinstance(
+                        times, bool) and 0 <= len(items) * times <= MAX_LIST:
+                    return Known(items * times, None, (*left.reads, *right.reads),
+                                 (*left.env, *right.env))
+        return super()._binary(node, depth)
+
+    def _call(self, node: ast.Call, depth: int) -> Value:
+        func = node.func
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return super()._call(node, depth)
+        if isinstance(func, ast.Name) and func.id not in self.scope.names:
+            builtin = self._builtin(func.id, node, depth)
+            if builtin is not None:
+                return builtin
+        if isinstance(func, ast.Attribute) and func.attr == "get" and 1 <= len(node.args) <= 2:
+            base = self.value(func.value, depth)
+            if isinstance(base, Known) and base.path is None and isinstance(
+                    base.value, Mapping):  # a plain dict the code built (`return {}`)
+                key = self.value(node.args[0], depth)
+                default: Value = self.value(node.args[1], depth) if len(
+                    node.args) == 2 else Known(None)
+                if isinstance(key, Known) and isinstance(default, Known):
+                    try:
+                        found = base.value.get(key.value, default.value)
+                    except TypeError:
+                        return Unknown(f"{ast.unparse(node)} has an unhashable key")
+                    return Known(found, None, (*base.reads, *key.reads), base.env)
+        helper = self._helper(func)
+        if helper is not None and self.depth < MAX_CALL_DEPTH:
+            args = [self.value(a, depth) for a in node.args]
+            return _run(helper, args, self.scope.environ, self.tree, self.depth + 1,
+                        self.budget)
+        return super()._call(node, depth)
+
+    def _builtin(self, name: str, node: ast.Call, depth: int) -> Value | None:
+        # `isinstance(x, list)`: the type is a name, not a value.
+        given = node.args[:1] if name == "isinstance" else node.args
+        args = [self.value(a, depth) for a in given]
+        if any(isinstance(a, Unknown) for a in args):
+            return None
+        known = [a for a in args if isinstance(a, Known)]
+        reads = tuple(r for a in known for r in a.reads)
+        if name == "isinstance" and len(node.args) == 2 and isinstance(node.args[1], ast.Name):
+            kind = self._type(node.args[1].id)
+            if kind is None or not isinstance(known[0].value, _PLAIN):
+                return None
+            return Known(isinstance(known[0].value, kind), None, reads)
+        if name in ("set", "list", "tuple", "sorted", "sum", "dict") and len(known) <= 1:
+            maker: Any = {"set": set, "list": list, "tuple": tuple, "sorted": sorted,
+                          "sum": sum, "dict": dict}[name]
+            try:
+                return Known(maker(*[a.value for a in known]), None, reads)
+            except Exception:
+                return None
+        return None
+
+    def _type(self, name: str) -> type | tuple[type, ...] | None:
+        """The type an `isinstance` names, for a value a config holds: a builtin, an ABC,
+        or a class of the tree or a config model's base (which no loaded value is)."""
+        dotted = self.scope.imports.get(name)
+        if dotted is None:
+            return _TYPES.get(name)
+        if dotted in _ABCS:
+            return _ABCS[dotted]
+        if dotted.partition(".")[0] in _NO_CONFIG_VALUE:
+            return ()  # isinstance(x, ()) is False
+        return None
+
+    def _helper(self, func: ast.expr) -> Function | None:
+        """The tree's module-level function a call names: one of this module's, or one
+        imported (`from x import f`, `import x as m` then `m.f`)."""
+        dotted: str | None = None
+        if isinstance(func, ast.Name):
+            dotted = self.scope.imports.get(func.id)
+            if dotted is None:
+                return self._local(func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id not in self.scope.names:
+            base = self.scope.imports.get(func.value.id)
+            dotted = f"{base}.{func.attr}" if base else None
+        for _ in range(MAX_CALL_DEPTH + 1):  # a name a package re-exports, followed
+            if dotted is None:
+                return None
+            module_name, _, name = dotted.rpartition(".")
+            module = self.tree.module(module_name)
+            if module is None:
+                return None
+            if name in module.functions:
+                return module.functions[name]
+            dotted = module.imports.get(name)
+        return None
+
+    def _local(self, name: str) -> Function | None:
+        module = self.tree.module(self.module)
+        return module.functions.get(name) if module is not None else None
+
+
+class HelperStopped(Exception):
+    """A helper's statement this check does not run: the call's value is unknown. Caught
+    where the helper is called, never raised past it."""
+
+
+# How a statement leaves the block it is in: on to the next (None), or by `return` (with
+# the value), `break` or `continue`.
+_Flow: TypeAlias = "tuple[str, Value] | None"
+_BREAK: tuple[str, Value] = ("break", Known(None))
+_CONTINUE: tuple[str, Value] = ("continue", Known(None))
+
+
+def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTree,
+         depth: int, budget: Budget) -> Value:
+    """A helper's result on these arguments, its body run statement by statement."""
+    name = function.qualname
+    params = [p for p in function.params if p.kind in ("positional-only", "positional")]
+    if "." in name or len(args) > len(params) or any(
+            not p.has_default for p in params[len(args):]) or len(params) != len(
+            function.params):
+        return Unknown(f"it calls {name}(), code this check does not run")
+    if len(args) < len(params):
+        return Unknown(f"it calls {name}() with defaults this check does not read")
+    module = tree.module(function.module)
+    scope = Scope(names={p.name: a for p, a in zip(params, args, strict=True)},
+                  environ=environ, constants=module.assignments if module else {},
+                  imports=module.imports if module else {})
+    runner = _Runner(HelperEvaluator(scope, tree, depth, function.module, budget))
+    try:
+        flow = runner.body(function.node.body)
+    except HelperStopped as stopped:
+        return Unknown(f"it calls {name}(), which {stopped}")
+    if flow is not None and flow[0] != "return":
+        return Unknown(f"it calls {name}(), which has a {flow[0]} outside a loop")
+    return flow[1] if flow is not None else Known(None)
+
+
+class _Runner:
+    """Runs a helper's statements: assignments, `if`, `for` over a known sequence,
+    `.add`/`.append` on a local, `return`; anything else stops it."""
+
+    def __init__(self, evaluator: HelperEvaluator) -> None:
+        self.evaluator = evaluator
+        self.names = evaluator.scope.names
+
+    def body(self, statements: list[ast.stmt]) -> _Flow:
+        for stmt in statements:
+            flow = self.statement(stmt)
+            if flow is not None:
+                return flow
+        return None
+
+    def statement(self, stmt: ast.stmt) -> _Flow:
+        value = self.evaluator.value
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            return None  # a docstring
+        if isinstance(stmt, ast.Pass):
+            return None
+        if isinstance(stmt, ast.Return):
+            return ("return", value(stmt.value) if stmt.value is not None else Known(None))
+        if isinstance(stmt, ast.Break):
+            return _BREAK
+        if isinstance(stmt, ast.Continue):
+            return _CONTINUE
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
+                stmt.targets[0], ast.Name):
+            self.names[stmt.targets[0].id] = value(stmt.value)
+            return None
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and \
+                stmt.value is not None:
+            self.names[stmt.target.id] = value(stmt.value)
+            return None
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+            self.names[stmt.target.id] = value(ast.BinOp(
+                left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value))
+            return None
+        if isinstance(stmt, ast.If):
+            holds = truth(value(stmt.test))
+            if holds is None:
+                raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, a test this check "
+                                    "does not decide")
+            return self.body(stmt.body if holds else stmt.orelse)
+        if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse:
+            return self._loop(stmt, stmt.target.id)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            self._mutate(stmt.value)
+            return None
+        raise HelperStopped(f"runs a {type(stmt).__name__} statement (line {stmt.lineno}) "
+                            "this check does not run")
+
+    def _loop(self, stmt: ast.For, target: str) -> _Flow:
+        sequence = self.evaluator.value(stmt.iter)
+        if isinstance(sequence, Unknown) or not isinstance(
+                sequence.value, list | tuple | set | dict | Mapping | str):
+            raise HelperStopped(f"loops over {ast.unparse(stmt.iter)}, a value this check "
+                                "does not know")
+        for item in list(sequence.value):
+            self.evaluator.budget.turns -= 1
+            if self.evaluator.budget.turns < 0:
+                raise HelperStopped(f"loops more than the {MAX_ITERATIONS} turns this check "
+                                    "follows")
+            self.names[target] = Known(item, None, sequence.reads, sequence.env)
+            flow = self.body(stmt.body)
+            if flow is _BREAK:
+                break
+            if flow is not None and flow is not _CONTINUE:
+                return flow  # a return inside the loop
+        return None
+
+    def _mutate(self, call: ast.Call) -> None:
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.attr in _MUTATORS and len(call.args) == 1 and not call.keywords):
+            raise HelperStopped(f"calls {ast.unparse(func)}(), code this check does not run")
+        name = func.value.id
+        current, argument = self.names.get(name), self.evaluator.value(call.args[0])
+        if not isinstance(current, Known) or not isinstance(argument, Known):
+            self.names[name] = current if isinstance(current, Unknown) else (
+                argument if isinstance(argument, Unknown) else Unknown(f"{name} is unknown"))
+            return
+        changed: Any = copy.copy(current.value)
+        try:
+            getattr(changed, func.attr)(argument.value)
+        except Exception as error:
+            raise HelperStopped(
+                f"calls {ast.unparse(func)}() on a value it rejects") from error
+        self.names[name] = Known(changed, None, (*current.reads, *argument.reads),
+                                 (*current.env, *argument.env))

@@ -1,0 +1,206 @@
+"""The policy's world size as a NeMo-RL tree computes it for one config, or why not.
+
+The tree's entry `setup` sizes the cluster its policy (or, for the evaluation, its
+generation) is built on: `cluster = RayVirtualCluster(bundle_ct_per_node_list=
+[policy_gpus_per_node] * policy_nodes)`, after arithmetic that keeps GPUs or nodes for a
+reward model (`env.reward_model.resources`), teachers or inference. The model records each
+construction and the local each driver is built on (`Revision.cluster_builds`,
+`EntryBuild.cluster`); this module walks the setup in statement order with the tree rules'
+walker (`tree_rules`), on the config, and evaluates the bundle expression where the
+setup builds that cluster: the world size is its sum. Small helpers the setup calls on
+config values (`extract_necessary_env_names(data_config)`: which environments the data
+names) are run on the config's values (`helper_calls`). What the walk cannot decide (a
+branch on a value this check does not compute) is undecided, with the reason: never the
+reference's arithmetic in its place.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nemo_rl_workers.checks.audit.config_expressions import (
+    Environ,
+    Evaluator,
+    Known,
+    Scope,
+    Unknown,
+    Value,
+    show_value,
+)
+from nemo_rl_workers.checks.entry_sections import entry_of
+from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
+from nemo_rl_workers.checks.tree_rules import (
+    _called_name,
+    _field,
+    _model,
+    _own_nodes,
+    _scope,
+    _stops,
+    _Walk,
+)
+from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
+from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.source_kept import tree_source
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.tree.cluster_builds import ClusterBuild
+    from nemo_rl_workers.tree.revision import Revision
+    from nemo_rl_workers.tree.source import Function, SourceTree
+
+
+@dataclass(frozen=True)
+class TreeWorldSize:
+    """The world size the tree computes (None: undecided) and how, or why not."""
+
+    size: int | None
+    how: str
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    """A cluster the walk saw built: its size, and the build."""
+
+    size: int
+    build: ClusterBuild
+
+
+def tree_world_size(config: Mapping[str, Any], revision: Revision,
+                    environ: Mapping[str, str] | None = None) -> TreeWorldSize | None:
+    """The world size of the cluster the config's entry builds its first driver on (the
+    policy's, else the generation's); None when the tree's entry builds none the model
+    records (the size is then not this tree's to state)."""
+    if revision.root is None:
+        return None
+    entry = entry_of(config, revision)
+    if entry is None:
+        return TreeWorldSize(None, "no entry of this tree runs on this config alone (its "
+                                   "top-level keys fit no setup's config, or two alike)")
+    build = next((b for b in revision.entry_builds
+                  if b.module == entry and b.cluster is not None), None)
+    clusters = [c for c in revision.cluster_builds if c.module == entry]
+    if build is None or not clusters:
+        return None
+    with collector_paused():  # it models the modules it walks (see tree.source.gc_pause)
+        return _size(config, revision, entry, build.cluster or "", build.driver, clusters,
+                     environ)
+
+
+def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str,
+          driver: str, clusters: list[ClusterBuild],
+          environ: Mapping[str, str] | None) -> TreeWorldSize:
+    assert revision.root is not None
+    tree = tree_source(revision.root)
+    module = tree.module(entry)
+    if module is None or SETUP not in module.functions:
+        return TreeWorldSize(None, f"{entry}.{SETUP} could not be read")
+    function = module.functions[SETUP]
+    env = Environ(os.environ if environ is None else environ)
+    model = _model(tree, module, function.params[0].annotation)
+    scope = _scope(function, module, env, {function.params[0].name: Known(
+        copy.deepcopy(dict(config)), "", model=model)})
+    scope.fields = functools.partial(_field, tree)
+    walk = _SizeWalk(function, scope, Path(revision.root), _stops(tree, revision, function),
+                     tree, clusters)
+    try:
+        walk.run()
+    except (RecursionError, MemoryError):
+        return TreeWorldSize(None, f"{entry}.{SETUP} is nested too deeply to follow")
+    value = walk.scope.names.get(name)
+    where = f"{entry.rsplit('.', 1)[-1]}.{SETUP}"
+    if value is None:
+        return TreeWorldSize(None, f"{where} was not followed as far as it builds {name}, "
+                                   f"the cluster of {driver}")
+    if isinstance(value, Unknown):
+        return TreeWorldSize(None, f"the size of {name}, the cluster {where} builds "
+                                   f"{driver} on: {value.reason}")
+    cluster = value.value
+    if not isinstance(cluster, _Cluster):
+        return TreeWorldSize(None, f"{name}, the cluster of {driver}, is not one {where} "
+                                   "builds where the model sees it")
+    reads = ", ".join(f"{path}={shown}" for path, shown in dict.fromkeys(value.reads)
+                      if shown != "{...}")
+    return TreeWorldSize(cluster.size, (
+        f"sum({cluster.build.bundles}) at {cluster.build.where}, the cluster {driver} is "
+        f"built on" + (f"; from {reads}" if reads else "")))
+
+
+class _SizeWalk(_Walk):
+    """The tree rules' walk of a setup, where an assignment builds a recorded cluster
+    (its size bound to its local) and values come from `HelperEvaluator` (helpers run)."""
+
+    def __init__(self, function: Function, scope: Scope, root: Path, stops: frozenset[str],
+                 tree: SourceTree, clusters: list[ClusterBuild]) -> None:
+        super().__init__(function, scope, root, stops)
+        self.tree = tree
+        self.clusters = {(c.line, c.name): c for c in clusters}
+        self.budget = Budget()  # the loop turns of every helper this walk runs
+
+    def _starts_workers(self, stmt: ast.stmt) -> bool:
+        """As the tree rules' walk has it, less a driver class named only to reach an
+        attribute (`MegatronGeneration.nvlink_domain_span(cfg)`: a static helper's call
+        builds no driver)."""
+        bases = {id(n.value) for n in _own_nodes(stmt) if isinstance(n, ast.Attribute)}
+        for node in _own_nodes(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    id(node.func.value) in bases and _called_name(node) not in self.stops:
+                continue
+            if isinstance(node, ast.Call) and _called_name(node) in self.stops:
+                return True
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                    node.id in self.stops and node.id not in self.scope.names and \
+                    id(node) not in bases:
+                return True  # a local function that builds a driver, handed on
+            if isinstance(node, ast.Attribute) and node.attr == WORKER_GROUP_ATTRIBUTE and \
+                    isinstance(node.ctx, ast.Store):
+                return True
+        return False
+
+    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
+                unsure: str | None) -> None:
+        evaluator = HelperEvaluator(self.scope, self.tree, 0, self.function.module,
+                                    self.budget)
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(
+            stmt.targets) == 1 else None
+        build = self.clusters.get((stmt.lineno, target.id)) if isinstance(
+            target, ast.Name) else None
+        if build is not None and target is not None:
+            self._bind(target, _cluster(build, evaluator), unsure)
+            return
+        if isinstance(stmt, ast.Assign):
+            value = evaluator.value(stmt.value)
+            for each in stmt.targets:
+                self._bind(each, value, unsure)
+            return
+        if isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self._bind(stmt.target, evaluator.value(stmt.value), unsure)
+            return
+        load = ast.Name(stmt.target.id, ast.Load()) if isinstance(stmt.target, ast.Name) \
+            else None
+        if load is None:
+            super()._assign(stmt, unsure)
+            return
+        self._bind(stmt.target, evaluator.value(ast.BinOp(left=load, op=stmt.op,
+                                                          right=stmt.value)), unsure)
+
+
+def _cluster(build: ClusterBuild, evaluator: Evaluator) -> Value:
+    try:
+        expression = ast.parse(build.bundles, mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return Unknown(f"{build.bundles} does not parse")
+    value = evaluator.value(expression)
+    if isinstance(value, Unknown):
+        return value
+    counts = value.value
+    if not (isinstance(counts, list | tuple) and all(
+            isinstance(c, int) and not isinstance(c, bool) for c in counts)):
+        return Unknown(f"{build.bundles} is {show_value(counts)}, not a list of GPU counts")
+    return Known(_Cluster(sum(counts), build), None, value.reads, value.env)
