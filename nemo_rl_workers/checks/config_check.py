@@ -7,8 +7,9 @@ never raised, and located at the file and line where their key is set.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +83,11 @@ def analyze_file(
         report.cache_notes.extend(kept.notes)
     if world_size is None and world_size_from_config and revision is not None and \
             not revision.is_reference:
-        world_size, report.world_size_from = _tree_world_size(config, revision)
+        from nemo_rl_workers.checks.derived_answers import cached_world_size
+
+        (world_size, report.world_size_from), said = cached_world_size(
+            revision, config, functools.partial(_tree_world_size, config, revision))
+        report.cache_notes.extend(said)
     elif world_size is None and world_size_from_config:
         from nemo_rl_workers.model.cluster_size import policy_world_size
 
@@ -100,13 +105,15 @@ def analyze_file(
     return report
 
 
-def _tree_world_size(config: dict[str, Any], revision: Revision) -> tuple[int | None, str | None]:
+def _tree_world_size(config: dict[str, Any], revision: Revision,
+                     environ: Mapping[str, str]) -> tuple[int | None, str | None]:
     """The world size a tree's own setup computes for the config, and how (or
     "undecided: why"); (None, None) where its entry builds no cluster the model records.
-    The reference's `cluster:` arithmetic is the reference's, not the tree's."""
+    The reference's `cluster:` arithmetic is the reference's, not the tree's. `environ`:
+    what the setup's code reads from `os.environ`."""
     from nemo_rl_workers.checks.tree_world_size import tree_world_size
 
-    size = tree_world_size(config, revision)
+    size = tree_world_size(config, revision, environ)
     if size is None:
         return None, None
     return size.size, size.how if size.size is not None else f"undecided: {size.how}"

@@ -6,7 +6,8 @@ cache that holds the model (`Revision.answers`), under keys that extend its cont
 
 - the config's load (`KeptLoads`: each file's parse and the resolution, asked by
   `reading.load_answers`' questions);
-- the tree's own rules' verdicts on it (`cached_verdicts`);
+- the tree's own rules' verdicts on it (`cached_verdicts`) and the world size its setup
+  computes (`cached_world_size`);
 - the audit's findings the config reaches (`cached_findings`: without `--no-verify`), which
   also depend on what the audit reads beyond the package (the tree's entry scripts, the
   installed stubs), hashed into their key.
@@ -32,7 +33,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 from nemo_rl_workers.errors import Problem
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 _KIND = "tree-rules"
 _LOADS = "config-load"
 _FINDINGS = "scoped-findings"
+_WORLD = "world-size"
 _FIELDS = 7  # a problem's path, expected, given, message, rule, file, line
 
 
@@ -141,55 +143,95 @@ def cached_verdicts(revision: Revision, config: Mapping[str, Any],
                     ) -> tuple[Verdicts, list[str]]:
     """The verdicts from the entry that holds them for this process's environment, else
     `judge`'s, stored; second, the line about an entry not trusted, if any."""
-    key = answer_key(revision, config, sections)
+    def made(environ: Mapping[str, str]) -> tuple[Verdicts, dict[str, Any], Iterable[str]]:
+        verdicts, shown = judge(environ)
+        return verdicts, _verdicts_payload(verdicts), shown
+
+    return _by_environment(answer_key(revision, config, sections), revision, made,
+                           _verdicts_from, "the tree's own rules are run again")
+
+
+def cached_world_size(revision: Revision, config: Mapping[str, Any],
+                      size: Callable[[Mapping[str, str]], tuple[int | None, str | None]]
+                      ) -> tuple[tuple[int | None, str | None], list[str]]:
+    """The world size the tree's setup computes for the config, and how (`size`'s
+    answer), kept as the rules' verdicts are: it walks the same setup."""
+    def made(environ: Mapping[str, str]
+             ) -> tuple[tuple[int | None, str | None], dict[str, Any], Iterable[str]]:
+        found = size(environ)
+        return found, {"size": found[0], "how": found[1]}, ()
+
+    base = answer_key(revision, config, ())
+    key = None if base is None else hashlib.sha256(f"{_WORLD}\0{base}".encode()).hexdigest()
+    return _by_environment(key, revision, made, _size_from, "the world size is computed again")
+
+
+_T = TypeVar("_T")
+
+
+def _by_environment(key: str | None, revision: Revision,
+                    made: Callable[[Mapping[str, str]], tuple[_T, dict[str, Any], Iterable[str]]],
+                    decode: Callable[[Mapping[str, Any]], _T], again: str
+                    ) -> tuple[_T, list[str]]:
+    """An answer that depends on the environment variables its making read: from the
+    entry at `key` where each of them has the value it had, else made (on a recording
+    environment) and stored with them; second, the line about an entry not trusted."""
     cache = revision.answers
     if key is None or cache is None:
-        return judge(os.environ)[0], []
+        return made(os.environ)[0], []
     note = ""
     loaded = cache.load_entry(key)
     if loaded.payload is not None:
         try:
-            stored = _from_payload(loaded.payload)
+            same = _same_environment(loaded.payload.get("environ"))
+            if same:
+                return decode(loaded.payload), []
         except ValueError as bad:
-            note = f"holds damaged verdicts ({bad})"
-        else:
-            if stored is not None:
-                return stored, []
+            note = f"holds a damaged answer ({bad})"
     elif loaded.ignored is not None:
         note = loaded.ignored
     environ = ReadEnviron(os.environ)
-    verdicts, shown = judge(environ)
+    answer, payload, shown = made(environ)
     if not environ.whole:
         for name in shown:
             environ.read.setdefault(name, os.environ.get(name))
-        cache.store(key, _as_payload(verdicts, environ.read))
-    notes = [f"cache entry {cache.describe(key)} {note}; ignored, the tree's own rules are "
-             "run again"] if note else []
-    return verdicts, notes
+        cache.store(key, {**payload, "environ": dict(environ.read)})
+    return answer, ([f"cache entry {cache.describe(key)} {note}; ignored, {again}"]
+                    if note else [])
 
 
-def _as_payload(verdicts: Verdicts, environ: Mapping[str, str | None]) -> dict[str, Any]:
-    return {"environ": dict(environ), "undecided": list(verdicts.undecided),
+def _same_environment(environ: object) -> bool:
+    """Whether this process's environment gives each recorded variable its recorded value;
+    ValueError for a record of another shape."""
+    if not isinstance(environ, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in environ.items()):
+        raise ValueError("an environment of another shape")
+    return all(os.environ.get(name) == value for name, value in environ.items())
+
+
+def _verdicts_payload(verdicts: Verdicts) -> dict[str, Any]:
+    return {"undecided": list(verdicts.undecided),
             "problems": [[p.path, p.expected, p.given, p.message, p.rule, p.file, p.line]
                          for p in verdicts.problems]}
 
 
-def _from_payload(payload: Mapping[str, Any]) -> Verdicts | None:
-    """The stored verdicts; None where this process's environment differs from the one
-    they were made in. ValueError for a payload `_as_payload` does not write."""
-    environ = payload.get("environ")
-    if not isinstance(environ, dict) or not all(
-            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in environ.items()):
-        raise ValueError("an environment of another shape")
+def _verdicts_from(payload: Mapping[str, Any]) -> Verdicts:
+    """The stored verdicts; ValueError for a payload `_verdicts_payload` does not write."""
     undecided = payload.get("undecided")
     problems = payload.get("problems")
     if not isinstance(undecided, list) or not all(isinstance(u, str) for u in undecided):
         raise ValueError("undecided lines of another shape")
     if not isinstance(problems, list):
         raise ValueError("problems of another shape")
-    if any(os.environ.get(name) != value for name, value in environ.items()):
-        return None
     return Verdicts(problems=[_problem(item) for item in problems], undecided=list(undecided))
+
+
+def _size_from(payload: Mapping[str, Any]) -> tuple[int | None, str | None]:
+    size, how = payload.get("size"), payload.get("how")
+    if not (size is None or (isinstance(size, int) and not isinstance(size, bool))) or \
+            not (how is None or isinstance(how, str)):
+        raise ValueError("a world size of another shape")
+    return size, how
 
 
 def _problem(item: object) -> Problem:

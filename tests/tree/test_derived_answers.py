@@ -56,12 +56,15 @@ def _refused(out: str) -> list[str]:
 
 
 def _nothing_derived_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Faults injected on purpose: walking the tree's rules, parsing YAML or resolving
-    interpolations again fails the test."""
+    """Faults injected on purpose: walking the tree's rules or its setup for the world
+    size, parsing YAML or resolving interpolations again fails the test."""
+    from nemo_rl_workers.checks import tree_world_size
+
     def refuse(*args: object, **kwargs: object) -> object:
         raise AssertionError("derived again although the cache holds the answer")
 
     monkeypatch.setattr(tree_rules, "_tree_rule_report", refuse)
+    monkeypatch.setattr(tree_world_size, "tree_world_size", refuse)
     monkeypatch.setattr(loader, "_parse_text", refuse)
     monkeypatch.setattr(loader, "_resolve", refuse)
     loader._PARSE_CACHE.clear()  # this process's own memo of parses: not the cache
@@ -118,7 +121,8 @@ def test_damaged_answers_are_one_line_each_and_never_trusted(
         checked: tuple[str, ...], tmp_path: Path) -> None:
     fresh = run(*checked)
     entries = _derived(tmp_path / "cache")
-    assert len(entries) == 3  # the file's parse, its resolution, the tree's rules' verdicts
+    # The file's parse, its resolution, the tree's rules' verdicts, its world size.
+    assert len(entries) == 4
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:40])
     loader._PARSE_CACHE.clear()
@@ -126,11 +130,12 @@ def test_damaged_answers_are_one_line_each_and_never_trusted(
     code, out, err = run(*checked)
     assert (code, out) == fresh[:2]
     lines = err.splitlines()
-    assert len(lines) == 3 and all(
+    assert len(lines) == 4 and all(
         line.startswith("nemo-rl-workers: warning: cache entry ") and
         "is not whole JSON (truncated or damaged); ignored, the " in line for line in lines)
     assert sum(line.endswith("the config is loaded again") for line in lines) == 2
     assert sum(line.endswith("the tree's own rules are run again") for line in lines) == 1
+    assert sum(line.endswith("the world size is computed again") for line in lines) == 1
     assert run(*checked) == fresh  # stored over: silent again
 
 
