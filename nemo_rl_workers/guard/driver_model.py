@@ -23,7 +23,6 @@ of the tree: the class itself is modelled on demand (`guard.class_model`).
 from __future__ import annotations
 
 import functools
-import hashlib
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -65,18 +64,11 @@ class DriverModel:
 
 
 def model_key(root: Path) -> str:
-    """The entry's key for the tree at `root` (see the module docstring)."""
-    from nemo_rl_workers.tree.cache import FORMAT, digest_files, own_files
-    from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, SourceProblem, discover
+    """The entry's key for the tree at `root` (see the module docstring): the revision
+    model's scheme, under this model's own kind."""
+    from nemo_rl_workers.tree.revision_cache import tree_content_key
 
-    digest = hashlib.sha256()
-    digest.update(repr((FORMAT, KIND, str(root), sys.version, MAX_SOURCE_BYTES)).encode(
-        "utf-8", "surrogateescape"))
-    digest_files(digest, own_files(), MAX_SOURCE_BYTES)
-    problems: list[SourceProblem] = []
-    digest_files(digest, discover(root / PACKAGE, problems, boundary=root), MAX_SOURCE_BYTES)
-    digest.update(repr([str(p) for p in problems]).encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+    return tree_content_key(root, KIND)
 
 
 def build(root: Path) -> DriverModel:

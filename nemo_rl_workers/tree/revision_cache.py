@@ -29,8 +29,15 @@ _T = TypeVar("_T")
 
 def revision_key(root: Path) -> str:
     """The entry's key for the tree at `root` (see the module docstring)."""
+    return tree_content_key(root, _KIND)
+
+
+def tree_content_key(root: Path, kind: str) -> str:
+    """A key over what a model of the tree at `root` is made from: every module of its
+    package (through the guarded reader), the folder, this program's code and the
+    interpreter; `kind` tells models of one tree apart (the revision, the guard's)."""
     digest = hashlib.sha256()
-    digest.update(repr((FORMAT, _KIND, str(root), sys.version, MAX_SOURCE_BYTES)).encode(
+    digest.update(repr((FORMAT, kind, str(root), sys.version, MAX_SOURCE_BYTES)).encode(
         "utf-8", "surrogateescape"))
     digest_files(digest, own_files(), MAX_SOURCE_BYTES)
     problems: list[SourceProblem] = []
@@ -163,4 +170,5 @@ def _strings(value: object) -> dict[str, str]:
     return {k: _typed(v, str) for k, v in _mapping(value).items()}
 
 
-__all__ = ["BadPayload", "ContentCache", "as_payload", "from_payload", "revision_key"]
+__all__ = ["BadPayload", "ContentCache", "as_payload", "from_payload", "revision_key",
+           "tree_content_key"]
