@@ -37,6 +37,7 @@ from nemo_rl_workers.tree.source import (
     SourceTree,
     resolve_fqn,
 )
+from nemo_rl_workers.tree.source.resolve import dotted_name
 
 MAX_LINKS = 8  # calls in one chain, the driver's own included
 MAX_CHAINS = 12  # chains kept per driver method
@@ -452,7 +453,7 @@ class CallChains:
         return class_named(self.tree, self.tree.module(function.module), parts[0])
 
     def _constructed(self, func: ast.expr, function: Function) -> ClassInfo | None:
-        name = _dotted(func)
+        name = dotted_name(func)
         if name is None:
             return None
         head, _, rest = name.partition(".")
@@ -545,10 +546,3 @@ def _called_name(func: ast.expr) -> str | None:
     return None
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr}" if head is not None else None
-    return None

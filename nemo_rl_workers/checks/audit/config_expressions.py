@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from nemo_rl_workers.checks.audit.config_tests import _short
+from nemo_rl_workers.tree.source.resolve import dotted_name
 
 MAX_DEPTH = 40  # nested expressions followed; deeper is Unknown (hostile source)
 MAX_NUMBER = 10**30  # arithmetic beyond this is not a config's (and could be costly)
@@ -231,7 +232,7 @@ class Evaluator:
         if isinstance(node.value, ast.Name) and self.scope.imports.get(node.value.id) == "os" \
                 and node.attr == "environ" and node.value.id not in self.scope.names:
             return Known(self.scope.environ)
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted is not None and dotted in self.scope.names:  # `self.cfg`
             return self.scope.names[dotted]
         base = self.value(node.value, depth)
@@ -481,14 +482,6 @@ def _reason(value: Value) -> str:
     return value.reason if isinstance(value, Unknown) else "its truth cannot be told"
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _text(node: ast.AST) -> str:

@@ -61,20 +61,23 @@ def resolve_fqn(tree: SourceTree, fqn: str) -> ClassInfo | None:
             current = ".".join([module.imports[head], *tail])
             continue
         alias = module.assignments.get(head)
-        target = _dotted(alias) if alias is not None else None
+        target = dotted_name(alias) if alias is not None else None
         if target is None:
             return None
         current = ".".join([resolve_local(module, target), *tail])
     return None
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner is not None else None
-    return None
+def dotted_name(node: ast.expr) -> str | None:
+    """`a.b.c` for a name or a chain of attributes on one, else None (a loop: a chain
+    nested past the recursion limit is no error)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def resolve_local(module: Module, dotted: str) -> str:
@@ -95,7 +98,7 @@ def base_names(tree: SourceTree, info: ClassInfo) -> list[str]:
     out: list[str] = []
     for base in info.node.bases:
         node = base.value if isinstance(base, ast.Subscript) else base
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted is None or module is None:
             continue
         name = resolve_local(module, dotted)
