@@ -5,7 +5,8 @@ The model sections (`policy`, `teacher`, `value`, `env.reward_model`, and the po
 on another block: the evaluation entry builds its generation driver on a top-level
 `generation:` with no policy (`Revision.entry_builds`). Such a block is judged too, as a
 section of its driver's role, when the config is that entry's: it has every top-level key
-the entry's config requires (`Revision.setups`), and no other entry fits it as closely.
+the entry's config requires (`Revision.setups`), and no other entry fits it as closely; a
+generation driver's block names that driver's backend.
 """
 
 from __future__ import annotations
@@ -46,10 +47,19 @@ def entry_sections(config: Mapping[str, Any], revision: Revision, judged: set[st
         kind = GENERATION if role == GENERATION else next(
             (k for k, roles in SECTION_ROLES.items() if roles == (role,)), None)
         section = _at(config, build.section)
-        if kind is None or section is None:
+        if kind is None or section is None or kind == GENERATION and not _selects(
+                section, build.driver):
             continue
         seen.add(build.section)
         yield build.section, section, kind
+
+
+def _selects(section: Mapping[str, Any], driver: str) -> bool:
+    """Whether a block is the generation driver's own: its `backend` names that driver (a
+    build's other config arguments, `tokenizer_config=policy_config["tokenizer"]`, are
+    blocks the driver reads, not the one it starts workers from)."""
+    backend = section.get("backend")
+    return isinstance(backend, str) and driver.lower().startswith(backend.lower())
 
 
 def _at(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:

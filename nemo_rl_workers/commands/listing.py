@@ -138,6 +138,7 @@ def tree_listing_json(revision: Revision) -> dict[str, Any]:
                                   if row.quantized_fqn else None),
                 "py_executable": revision.py_executables.get(row.default_fqn),
                 "clears": list(revision.clears.get(row.driver, ())),
+                "builds": revision.builds.get(row.driver),
                 "where": row.where,
             }
             for row in revision.rows
@@ -167,6 +168,8 @@ def render_tree_listing(revision: Revision) -> str:
     out.append(f"worker_extension_cls_fqn: read from the {revision.extension_field}"
                if revision.extension_field != "not read"
                else "worker_extension_cls_fqn: not read")
+    out.extend(f"{driver} starts its workers through the classes it builds: {chain}"
+               for driver, chain in sorted(revision.builds.items()))
     out.append(f"actor-environment registry: {len(revision.environments)} classes")
     pinned = revision.vllm_pin or (
         f"undecided ({revision.project_problem})" if revision.project_problem else "none")

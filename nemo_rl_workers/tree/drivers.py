@@ -46,7 +46,7 @@ from nemo_rl_workers.tree.source import (
     SourceTree,
     resolve_local,
 )
-from nemo_rl_workers.tree.source.resolve import resolve_fqn
+from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_fqn
 
 MAX_DEPTH = 4
 ACTOR_PREFIX = "actor:"  # a handle source that names the one class its actors are
@@ -438,6 +438,18 @@ class DriverReader:
                    if (c := self._class_of(value, call, depth + 1)) is not None}
         return next(iter(classes.values())) if len(classes) == 1 and len(
             assigned) == 1 else None
+
+    def class_called(self, call: CallSite) -> ClassInfo | None:
+        """The tree class a call constructs (`Cls(...)`, `module.Cls(...)`), resolved
+        through the module's imports and those of its enclosing function; else None."""
+        func = call.node.func
+        if isinstance(func, ast.Name):
+            return self._class_of(func, call, 0)
+        dotted = dotted_name(func)
+        module = self.tree.modules.get(call.module)
+        if dotted is None or module is None:
+            return None
+        return resolve_fqn(self.tree, resolve_local(module, dotted))
 
     def _function_imports(self, call: CallSite) -> dict[str, str]:
         """Names the enclosing top-level function imports in its body (upstream imports

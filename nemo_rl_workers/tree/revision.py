@@ -70,6 +70,10 @@ class Revision:
     drivers: Mapping[str, str] = field(default_factory=dict)
     # Every driver class's name -> its FQN, for the rules read from its constructor.
     driver_fqns: Mapping[str, str] = field(default_factory=dict)
+    # Driver -> the classes it builds on the way to the one that starts its workers
+    # ("ManagedDynamoRuntime (file:line), FixedDynamoWorkerPool (file:line)"), for a
+    # driver that starts none itself (`tree.delegated_drivers`).
+    builds: Mapping[str, str] = field(default_factory=dict)
     # Algorithm module with a `setup` -> the top-level keys its entry config requires
     # (None: it declares none the model reads): which setup a recipe runs.
     setups: Mapping[str, tuple[str, ...] | None] = field(default_factory=dict)

@@ -19,6 +19,7 @@ from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 from nemo_rl_workers.tree.checkout import PACKAGE, project_pin
 from nemo_rl_workers.tree.cluster_builds import cluster_builds
 from nemo_rl_workers.tree.conditions import key_chain
+from nemo_rl_workers.tree.delegated_drivers import delegated_drivers
 from nemo_rl_workers.tree.drivers import DriverReader
 from nemo_rl_workers.tree.entry_builds import entry_builds
 from nemo_rl_workers.tree.entry_configs import setup_keys
@@ -81,6 +82,11 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
     resolver = Resolver(tree)
     reader = DriverReader(tree, resolver)
     side = reader.read()
+    builds: dict[str, str] = {}
+    for delegation in delegated_drivers(reader):
+        side.drivers[delegation.driver.fqn] = delegation.driver
+        builds[delegation.driver.name] = ", ".join(
+            f"{name} ({_relative_line(where, root)})" for name, where in delegation.through)
     pin, project_problem = project_pin(root)
     undecided: list[str] = []
     rows: list[TreeRow] = []
@@ -114,6 +120,7 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
         driver_fqns={d.name: d.fqn for d in side.drivers.values()},
+        builds=builds,
         setups=setup_keys(tree),
         entry_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
                            for b in entry_builds(tree, (d.name for d in side.drivers.values()))),

@@ -62,6 +62,7 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "calls": {k: list(v) for k, v in revision.calls.items()},
         "drivers": dict(revision.drivers),
         "driver_fqns": dict(revision.driver_fqns),
+        "builds": dict(revision.builds),
         "setups": {k: None if v is None else list(v) for k, v in revision.setups.items()},
         "entry_builds": [[b.module, b.driver, b.section, b.where, b.cluster]
                          for b in revision.entry_builds],
@@ -99,6 +100,7 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
                for k, v in _mapping(payload.get("calls")).items()},
         drivers=_strings(payload.get("drivers")),
         driver_fqns=_strings(payload.get("driver_fqns")),
+        builds=_strings(payload.get("builds")),
         setups={k: None if v is None else tuple(_typed(s, str) for s in _list(v))
                 for k, v in _mapping(payload.get("setups")).items()},
         entry_builds=tuple(_entry_build(item) for item in _list(payload.get("entry_builds"))),

@@ -144,12 +144,6 @@ REFUSED: dict[str, dict[str, tuple[str, str, str]]] = {
         "examples/configs/recipes/llm/grpo-gemma3-27b-it-8n8g-fsdp2tp8-actckpt-long.yaml": TP_2026,
         "examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml": TP_2026,
         "examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n8g-40K.yaml": TP_2026,
-        # Not a rule: the dynamo generation backend has no driver the source model finds
-        # (issue 34 item 2): DynamoGeneration starts its workers through
-        # ManagedDynamoRuntime and FixedDynamoWorkerPool (reservations and vLLM workers
-        # both), a composition the model does not follow yet.
-        "examples/configs/grpo_math_1B_dynamo.yaml": (
-            "tree.undecided", "policy.generation", ""),
     },
 }
 

@@ -497,3 +497,134 @@ policy:
         "its workers, so it has no effect there",
         "policy.worker_extension_cls_fqn: Policy clears it on its own copy of the config "
         "before it starts its workers, so it has no effect there"}
+
+
+# A generation backend whose driver starts no worker group: it builds a runtime, which
+# builds a pool in a method, and the pool starts a GPU reservation and the registered
+# worker itself (upstream's Dynamo: DynamoGeneration -> ManagedDynamoRuntime ->
+# FixedDynamoWorkerPool -> DynamoVllmWorker).
+POOL_GENERATION = '''
+from nemo_rl.models.generation.pool.runtime import Runtime
+
+
+class PoolGeneration:
+    def __init__(self, cluster, config):
+        self.runtime = Runtime(config)
+        self.runtime.start()
+'''
+
+POOL_RUNTIME = '''
+from nemo_rl.models.generation.pool.{pool_module} import WorkerPool
+
+
+class Runtime:
+    def __init__(self, config):
+        self.config = config
+        self.pool = None
+
+    def start(self):
+        self.pool = WorkerPool(self.config)
+        self.pool.start()
+'''
+
+POOL = '''
+import ray
+
+
+@ray.remote(num_cpus=0)
+class Reservation:
+    def metadata(self): ...
+
+
+@ray.remote(num_cpus=0)
+class PoolWorker:
+    def __init__(self, config): ...
+    def metadata(self): ...
+
+
+class WorkerPool:
+    def __init__(self, config):
+        self.config = config
+        self.workers = []
+
+    def start(self):
+        held = Reservation.options(num_gpus=1).remote()
+        ray.get(held.metadata.remote())
+        worker = PoolWorker.options(num_gpus=0).remote(self.config)
+        self.workers.append(worker)
+'''
+
+POOL_SETUP = '''
+from nemo_rl.models.generation.pool.generation import PoolGeneration
+from nemo_rl.models.policy.lm_policy import Policy
+
+
+def setup(master_config):
+    policy_config = master_config["policy"]
+    policy = Policy(policy_config)
+    generation = PoolGeneration(None, config=policy_config["generation"])
+    return policy, generation
+'''
+
+POOL_CONFIG = """\
+policy:
+  dtensor_cfg:
+    enabled: true
+  generation:
+    backend: pool
+"""
+
+
+def _pool_tree(tmp_path: Path, pool_module: str = "pool") -> Path:
+    registry = OLD_REGISTRY_WITH_POOL
+    return write(tmp_path, {
+        **OLD_FILES,
+        "nemo_rl/distributed/ray_actor_environment_registry.py": registry,
+        "nemo_rl/algorithms/__init__.py": "",
+        "nemo_rl/algorithms/grpo.py": POOL_SETUP,
+        "nemo_rl/models/generation/pool/__init__.py": "",
+        "nemo_rl/models/generation/pool/generation.py": POOL_GENERATION,
+        "nemo_rl/models/generation/pool/runtime.py": POOL_RUNTIME.format(
+            pool_module=pool_module),
+        f"nemo_rl/models/generation/pool/{pool_module}.py": POOL})
+
+
+OLD_REGISTRY_WITH_POOL = OLD_FILES["nemo_rl/distributed/ray_actor_environment_registry.py"].replace(
+    "ACTOR_ENVIRONMENT_REGISTRY = {\n",
+    'ACTOR_ENVIRONMENT_REGISTRY = {\n'
+    '    "nemo_rl.models.generation.pool.pool.PoolWorker": "SYSTEM",\n')
+
+
+def test_a_backend_that_starts_its_workers_through_classes_it_builds(tmp_path: Path) -> None:
+    root = _pool_tree(tmp_path)
+    code, report = _check("--nemo-rl", str(root), config(root, "grpo.yaml", POOL_CONFIG))
+    assert (code, report["problems"]) == (0, [])
+    assert [(w["section"], w["fqn"], w["env"], w["protocol"]) for w in report["workers"]] == [
+        ("policy", "nemo_rl.models.policy.workers.dtensor.DTensorPolicyWorker", "FSDP",
+         "Policy's calls"),
+        ("policy.generation", "nemo_rl.models.generation.pool.pool.PoolWorker", "SYSTEM",
+         "PoolGeneration's calls")]
+    code, out, listing = _list(root)
+    assert code == 0
+    assert ("PoolGeneration starts its workers through the classes it builds: Runtime "
+            "(nemo_rl/models/generation/pool/generation.py:7), WorkerPool "
+            "(nemo_rl/models/generation/pool/runtime.py:11)") in out.splitlines()
+    rows = {(r["driver"], r["default"]) for r in listing["rows"]}
+    # The pool is a driver of both actors it starts; the backend's driver, of its worker.
+    assert {("PoolGeneration", "nemo_rl.models.generation.pool.pool.PoolWorker"),
+            ("WorkerPool", "nemo_rl.models.generation.pool.pool.Reservation"),
+            ("WorkerPool", "nemo_rl.models.generation.pool.pool.PoolWorker")} <= rows
+    assert ("PoolGeneration", "nemo_rl.models.generation.pool.pool.Reservation") not in rows
+
+
+def test_a_backend_whose_build_chain_ends_nowhere_stays_undecided(tmp_path: Path) -> None:
+    """The runtime builds a pool the tree does not define: no worker is claimed."""
+    root = _pool_tree(tmp_path, pool_module="pool")
+    (root / "nemo_rl/models/generation/pool/runtime.py").write_text(
+        POOL_RUNTIME.format(pool_module="elsewhere"), encoding="utf-8")
+    code, report = _check("--nemo-rl", str(root), config(root, "grpo.yaml", POOL_CONFIG))
+    assert code == 1
+    assert [(p["path"], p["rule"]) for p in report["problems"]] == [
+        ("policy.generation", "tree.undecided")]
+    assert "backend=pool: no generation driver of this tree starts workers for it" in (
+        report["problems"][0]["message"])
