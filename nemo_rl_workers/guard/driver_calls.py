@@ -91,7 +91,7 @@ def missing_calls(fqn: str, driver: DriverFrame, own_root: str) -> list[Finding]
 
 
 def protocol_of(fqn: str, driver: DriverFrame, own_root: str) -> tuple[str, str] | None:
-    """(the revision's Protocols, the name of the one `fqn` is judged against): the
+    """(the module of the revision's Protocol `fqn` is judged against, its name): the
     Protocol of the driver's default worker that the class's MRO holds (source), else the
     driver's one Protocol; None where the driver has several and the class extends none."""
     from nemo_rl_workers.guard.class_model import class_model
@@ -100,15 +100,17 @@ def protocol_of(fqn: str, driver: DriverFrame, own_root: str) -> tuple[str, str]
     root = _tree_root(own_root)
     model = driver_model(root)
     roles = model.roles.get(driver.name, ())
-    if not model.protocols or not roles or not safe_protocols(model.protocols):
+    if not model.protocols or not roles:
         return None
     subject = class_model(fqn, root)
     info = subject.info(fqn)
     ancestors = {c.fqn for c in subject.resolver.mro(info).classes} if info is not None else set()
     extended = [name for worker, name in roles if worker in ancestors]
-    if extended:
-        return model.protocols, extended[0]
-    return (model.protocols, roles[0][1]) if len(roles) == 1 else None
+    name = extended[0] if extended else roles[0][1] if len(roles) == 1 else None
+    text = model.protocols.get(name) if name is not None else None
+    if name is None or text is None or not safe_protocols(text):
+        return None
+    return text, name
 
 
 def sentence_of(findings: list[Finding], driver: DriverFrame) -> str:

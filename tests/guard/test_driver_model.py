@@ -40,7 +40,11 @@ def test_the_model_is_built_once_and_read_back(tmp_path: Path, cache_dir: Path) 
     calls = {(c.method, c.keywords, c.always) for c in built.calls["EchoDriver"]}
     assert calls == {("echo", ("value",), True), ("ping", (), True)}
     assert built.roles["EchoDriver"] == ((WORKER, "EchoDefaultWorkerProtocol"),)
-    assert "class EchoDefaultWorkerProtocol(Protocol):" in built.protocols
+    # Each Protocol a module of its own: the imports it names, and the class.
+    protocol = built.protocols["EchoDefaultWorkerProtocol"]
+    assert "class EchoDefaultWorkerProtocol(Protocol):" in protocol
+    assert "from typing import " in protocol and "class " not in protocol.partition(
+        "class EchoDefaultWorkerProtocol")[2]
     [entry] = list((cache_dir / "v1").glob("*.json"))
     driver_model.driver_model.cache_clear()
     assert driver_model.driver_model(str(root)) == built  # read back, whole
@@ -93,4 +97,5 @@ def test_both_corpus_trees_are_modelled(tree: str, cache_dir: Path) -> None:
     # Every driver's Protocols are of the workers it starts, and are what emission writes.
     assert {worker.rpartition(".")[2] for worker, _ in model.roles["Policy"]} >= {
         "DTensorPolicyWorker", "MegatronPolicyWorker"}
-    assert driver_model.safe_protocols(model.protocols)
+    assert model.protocols and all(
+        driver_model.safe_protocols(text) for text in model.protocols.values())
