@@ -16,7 +16,7 @@ from typing import Any
 
 from nemo_rl_workers.model.sections import as_mapping
 from nemo_rl_workers.tree.knowledge import SECTION_ROLES
-from nemo_rl_workers.tree.revision import Revision
+from nemo_rl_workers.tree.revision import Revision, serves_backend
 
 GENERATION = "generation"
 
@@ -59,7 +59,7 @@ def _selects(section: Mapping[str, Any], driver: str) -> bool:
     build's other config arguments, `tokenizer_config=policy_config["tokenizer"]`, are
     blocks the driver reads, not the one it starts workers from)."""
     backend = section.get("backend")
-    return isinstance(backend, str) and driver.lower().startswith(backend.lower())
+    return isinstance(backend, str) and serves_backend(driver, backend)
 
 
 def _at(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:

@@ -30,7 +30,13 @@ from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
 from nemo_rl_workers.model.sections import as_mapping, model_sections, quant_cfg_of
 from nemo_rl_workers.tree.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
-from nemo_rl_workers.tree.revision import NEW_SCHEMA, OLD_SCHEMA, Revision, TreeRow
+from nemo_rl_workers.tree.revision import (
+    NEW_SCHEMA,
+    OLD_SCHEMA,
+    Revision,
+    TreeRow,
+    serves_backend,
+)
 
 GENERATION = "generation"
 
@@ -113,7 +119,7 @@ def _drivers_for(kind: str, section: Mapping[str, Any], revision: Revision,
         if not isinstance(backend, str):
             return None, f"{path}.backend is not set, and the tree gives no default backend"
         for driver in revision.drivers_of(GENERATION):
-            if driver.lower().startswith(backend.lower()):
+            if serves_backend(driver, backend):
                 return driver, None
         known = ", ".join(revision.drivers_of(GENERATION)) or "none"
         return None, (f"{path}.backend={backend}: no generation driver of this tree starts "

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from nemo_rl_workers.tree.drivers import Driver, DriverReader, WorkerChoice
+from nemo_rl_workers.tree.drivers import Driver, DriverReader
 from nemo_rl_workers.tree.entry_builds import entry_modules
 from nemo_rl_workers.tree.knowledge import DRIVER_ROLES, GENERATION_DRIVER_SUFFIX
 from nemo_rl_workers.tree.source import CallSite, ClassInfo
@@ -91,8 +91,7 @@ def _builds_a_driver(reader: DriverReader, calls: _CallsByClass,
 def _as_role_driver(reader: DriverReader, role: ClassInfo, driver: Driver) -> Driver:
     registered = {*reader.side.environments, *reader.side.py_executables}
     choices = [c for c in driver.choices if c.fqn in registered] or driver.choices
-    return Driver(role.name, role.fqn, role.where,
-                  [WorkerChoice(c.fqn, c.condition, c.where, c.quantized) for c in choices])
+    return Driver(role.name, role.fqn, role.where, choices)
 
 
 class _CallsByClass:

@@ -177,6 +177,12 @@ _REFERENCE_SWITCHES: Mapping[tuple[str, str, str | None], tuple[str, _Switches]]
 }
 
 
+def serves_backend(driver: str, backend: str) -> bool:
+    """Whether a generation driver (by class name) is the one a `backend:` value selects:
+    `VllmGeneration` for `vllm`, `DynamoGeneration` for `dynamo`."""
+    return driver.lower().startswith(backend.lower())
+
+
 def reference_revision(how: str = "no NeMo-RL tree found", root: str | None = None) -> Revision:
     """The reference: the built-in table (and extensions registered through entry points
     add their environments), the Protocols as what its drivers call."""

@@ -76,6 +76,26 @@ def test_a_damaged_entry_is_one_line_and_read_again(tmp_path: Path, cache_dir: P
     assert stored["payload"] == driver_model.as_payload(built)  # stored over it
 
 
+@pytest.mark.parametrize("protocols", ["class P: ...", ["class P: ..."], {"P": 1}],
+                         ids=["one text", "a list", "not text"])
+def test_stored_protocols_of_another_shape_are_one_line(
+        tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str],
+        protocols: object) -> None:
+    root = _tree(tmp_path / "fork")
+    built = driver_model.driver_model(str(root))
+    key = driver_model.model_key(root)
+    cache = ContentCache.open(cache_dir)
+    payload = driver_model.as_payload(built)
+    payload["protocols"] = protocols  # an older model's one text, or a tampered entry
+    cache.store(key, payload)
+    driver_model.driver_model.cache_clear()
+    assert driver_model.driver_model(str(root)) == built
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"nemo-rl-workers guard: cache entry {cache.describe(key)} holds a "
+                           "damaged model (")
+    assert line.endswith("); ignored, the tree is read again")
+
+
 def test_stored_protocols_run_only_if_emission_could_have_written_them() -> None:
     assert driver_model.safe_protocols(
         '"""doc"""\n\nfrom typing import Protocol\n\n\nclass P(Protocol):\n'

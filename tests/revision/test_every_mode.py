@@ -628,3 +628,32 @@ def test_a_backend_whose_build_chain_ends_nowhere_stays_undecided(tmp_path: Path
         ("policy.generation", "tree.undecided")]
     assert "backend=pool: no generation driver of this tree starts workers for it" in (
         report["problems"][0]["message"])
+
+
+@pytest.mark.parametrize("shape", ["cycle", "too deep"])
+def test_a_build_walk_that_loops_or_runs_deep_ends_undecided(tmp_path: Path, shape: str) -> None:
+    """Hostile build chains: a runtime and a pool that build each other and never start a
+    worker, or a chain of more builds than the walk follows before the pool. Either is
+    one `tree.undecided` problem, quickly, never a hang or a claimed worker."""
+    root = _pool_tree(tmp_path)
+    runtime = root / "nemo_rl/models/generation/pool/runtime.py"
+    if shape == "cycle":
+        runtime.write_text(
+            "class Runtime:\n    def __init__(self, config):\n"
+            "        self.other = Other(config)\n\n"
+            "class Other:\n    def __init__(self, config):\n"
+            "        self.back = Runtime(config)\n",
+            encoding="utf-8")
+    else:  # Runtime -> Hop0 -> ... -> Hop5 -> WorkerPool: past MAX_DEPTH builds
+        hops = [f"Hop{i}" for i in range(6)]
+        chain = ["Runtime", *hops]
+        text = "from nemo_rl.models.generation.pool.pool import WorkerPool\n\n"
+        for here, there in zip(chain, [*hops, "WorkerPool"], strict=True):
+            text += (f"class {here}:\n    def __init__(self, config):\n"
+                     f"        self.next = {there}(config)\n\n")
+        runtime.write_text(text, encoding="utf-8")
+    code, report = _check("--nemo-rl", str(root), config(root, "grpo.yaml", POOL_CONFIG))
+    assert code == 1
+    assert [(p["path"], p["rule"]) for p in report["problems"]] == [
+        ("policy.generation", "tree.undecided")]
+    assert not any(w["section"] == "policy.generation" for w in report["workers"])
