@@ -34,7 +34,8 @@ EXIT_OK, EXIT_FINDINGS, EXIT_UNUSABLE = 0, 1, 2
 
 def run_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.audit.extensions import UnusableExtension, extension_side
-    from nemo_rl_workers.checks.audit.protocols_emit import EmitError, emit_protocols
+    from nemo_rl_workers.checks.audit.protocols_emit import emit_protocols
+    from nemo_rl_workers.checks.audit.protocols_shape import EmitError
 
     if getattr(args, "prune_baseline", False) and not args.baseline:
         print("nemo-rl-workers: audit: --prune-baseline needs --baseline FILE, the baseline "

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.rules import Finding
+    from nemo_rl_workers.guard.driver_model import DriverModel
+    from nemo_rl_workers.guard.worker_check import Candidate
 
 SHOWN = 3  # methods named in the sentence; the rest are counted
 
@@ -53,12 +55,14 @@ def _tree_root(own_root: str) -> str:
     return str(Path(own_root).parent)
 
 
-def calls_of(driver: DriverFrame, own_root: str) -> list[tuple[str, int, tuple[str, ...] | None]]:
+def calls_of(driver: DriverFrame, own_root: str, model: DriverModel | None = None
+             ) -> list[tuple[str, int, tuple[str, ...] | None]]:
     """What `driver` always calls on its workers: (method, positional, keywords or None
-    where some come from an unknown mapping), once each."""
+    where some come from an unknown mapping), once each; of `model`, else of the tree's
+    verified model."""
     from nemo_rl_workers.guard.driver_model import driver_model
 
-    model = driver_model(_tree_root(own_root))
+    model = model or driver_model(_tree_root(own_root))
     out: dict[tuple[str, int, tuple[str, ...] | None], None] = {}
     for c in model.calls.get(driver.name, ()):
         if c.always:
@@ -90,27 +94,22 @@ def missing_calls(fqn: str, driver: DriverFrame, own_root: str) -> list[Finding]
             and (f.rule, f.method, f.call) not in known]
 
 
-def protocol_of(fqn: str, driver: DriverFrame, own_root: str) -> tuple[str, str] | None:
-    """(the module of the revision's Protocol `fqn` is judged against, its name): the
-    Protocol of the driver's default worker that the class's MRO holds (source), else the
-    driver's one Protocol; None where the driver has several and the class extends none."""
-    from nemo_rl_workers.guard.class_model import class_model
+def protocols_of(driver: DriverFrame, own_root: str,
+                 model: DriverModel | None = None) -> tuple[Candidate, ...]:
+    """The revision's Protocols a class built by `driver` may be judged against: (the
+    default worker FQN of a role of the driver, its Protocol's name, its module), each
+    one emission could have written. The workers' interpreter picks the one whose worker
+    the class's MRO holds, else the driver's one Protocol (`worker_check.chosen`): the
+    live class decides, and the task is sent before the class's source is modelled."""
     from nemo_rl_workers.guard.driver_model import driver_model, safe_protocols
 
-    root = _tree_root(own_root)
-    model = driver_model(root)
-    roles = model.roles.get(driver.name, ())
-    if not model.protocols or not roles:
-        return None
-    subject = class_model(fqn, root)
-    info = subject.info(fqn)
-    ancestors = {c.fqn for c in subject.resolver.mro(info).classes} if info is not None else set()
-    extended = [name for worker, name in roles if worker in ancestors]
-    name = extended[0] if extended else roles[0][1] if len(roles) == 1 else None
-    text = model.protocols.get(name) if name is not None else None
-    if name is None or text is None or not safe_protocols(text):
-        return None
-    return text, name
+    model = model or driver_model(_tree_root(own_root))
+    out: list[Candidate] = []
+    for worker, name in model.roles.get(driver.name, ()):
+        text = model.protocols.get(name)
+        if text is not None and safe_protocols(text):
+            out.append((worker, name, text))
+    return tuple(out)
 
 
 def sentence_of(findings: list[Finding], driver: DriverFrame) -> str:

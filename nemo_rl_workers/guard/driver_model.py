@@ -18,6 +18,13 @@ module of the tree's `nemo_rl` (through the guarded reader: a file it would refu
 keyed by its refusal), this program's code and the interpreter; the revision model's
 entry is another. A second process, and a second group in one process, read no source
 of the tree: the class itself is modelled on demand (`guard.class_model`).
+
+The key (a stat of every file) is on the way to a program's first worker group, before
+the task in the workers' interpreter can be sent. So the entry last stored or found for
+the tree is named by a small pointer entry, and `provisional_model` reads it with no key:
+the task is sent with its calls and Protocols at once, and the verdict is asked of the
+model the key finds (`driver_model`); where the two differ (the tree changed since) the
+task is sent again with the verified model's. No verdict rests on the provisional one.
 """
 
 from __future__ import annotations
@@ -27,9 +34,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nemo_rl_workers.guard import PREFIX
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.tree.cache import ContentCache
 
 PACKAGE = "nemo_rl"
 KIND = "guard-drivers"
@@ -64,12 +74,13 @@ class DriverModel:
     roles: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
-def model_key(root: Path) -> str:
+def model_key(root: Path, cache: ContentCache | None = None) -> str:
     """The entry's key for the tree at `root` (see the module docstring): the revision
-    model's scheme, under this model's own kind."""
-    from nemo_rl_workers.tree.revision_cache import tree_content_key
+    model's scheme, under this model's own kind (unchanged files' digests from `cache`'s
+    index)."""
+    from nemo_rl_workers.tree.content_key import tree_content_key
 
-    return tree_content_key(root, KIND)
+    return tree_content_key(root, KIND, cache)
 
 
 def build(root: Path) -> DriverModel:
@@ -216,7 +227,7 @@ def _cache() -> Any:
 def safe_protocols(text: str) -> bool:
     """Whether stored Protocols are only what emission writes (they run in the workers'
     interpreter; checked where they are about to, not on every load)."""
-    from nemo_rl_workers.checks.audit.protocols_emit import EmitError, check_emitted
+    from nemo_rl_workers.checks.audit.protocols_shape import EmitError, check_emitted
 
     try:
         check_emitted(text)
@@ -231,20 +242,54 @@ def driver_model(root: str) -> DriverModel:
     content cache where an entry validly holds it, else built and stored; once a process."""
     path = Path(root)
     cache = _cache()
-    key = model_key(path) if cache is not None else ""
+    key = model_key(path, cache) if cache is not None else ""
     if cache is not None:
         loaded = cache.load_entry(key)
         if loaded.payload is not None:
             try:
-                return from_payload(loaded.payload)
+                model = from_payload(loaded.payload)
             except BadPayload as bad:
                 _ignored(cache.describe(key), f"holds a damaged model ({bad})")
+            else:
+                _point(cache, root, key)
+                return model
         elif loaded.ignored is not None:
             _ignored(cache.describe(key), loaded.ignored)
     model = build(path)
     if cache is not None:
         cache.store(key, as_payload(model))
+        _point(cache, root, key)
     return model
+
+
+def provisional_model(root: str) -> DriverModel | None:
+    """The model last stored or found for the tree at `root`, read without its key (see
+    the module docstring): what the task in the workers' interpreter is first sent with,
+    never a verdict's ground; None where there is none, or it does not load whole."""
+    cache = _cache()
+    if cache is None:
+        return None
+    pointer = cache.load(_pointer_name(root))
+    key = pointer.get("key") if pointer is not None else None
+    payload = cache.load(key) if isinstance(key, str) and key.isalnum() else None
+    try:
+        return from_payload(payload) if payload is not None else None
+    except BadPayload:
+        return None  # said, and read again, where `driver_model` meets it
+
+
+def _pointer_name(root: str) -> str:
+    import hashlib
+
+    return "latest-" + hashlib.sha256(f"{KIND}\0{root}".encode("utf-8",
+                                                               "surrogateescape")).hexdigest()
+
+
+def _point(cache: Any, root: str, key: str) -> None:
+    name = _pointer_name(root)
+    pointer = cache.load(name)
+    if pointer is None or pointer.get("key") != key:
+        cache.store(name, {"key": key})
 
 
 def _ignored(entry: str, why: str) -> None:

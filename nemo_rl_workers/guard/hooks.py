@@ -90,7 +90,17 @@ def _placement_groups_before(cluster: Any) -> int:
 
 
 def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
-    """Raise WorkerContractError when the class is refused."""
+    """Raise WorkerContractError when the class is refused. The collector is paused while
+    the guard models the class and its tree (as the tool's every model build is,
+    `tree.source.gc_pause`): the syntax trees it parses and drops would otherwise be
+    promoted while alive and make a full collection over the user's whole heap due."""
+    from nemo_rl_workers.tree.source.gc_pause import collector_paused
+
+    with collector_paused():
+        _judge(fqn, cluster, where, name)
+
+
+def _judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     from nemo_rl_workers.guard import judgement
     from nemo_rl_workers.tree.source import ImportRoots
 
@@ -103,7 +113,7 @@ def judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     if own is not None:
         from nemo_rl_workers.guard import driver_calls
 
-        driver = driver_calls.driver_on_stack(sys._getframe(1), own)
+        driver = driver_calls.driver_on_stack(sys._getframe(2), own)
     try:  # in flight during the checks below
         pending = _start_worker_check(fqn, driver, own)
     except Exception:  # noqa: BLE001 - met again, in order, where its verdict is asked
@@ -170,10 +180,13 @@ def _driver_verdict(fqn: str, driver: Any, own: str, where: str) -> tuple[Any, s
         f"`nemo-rl-workers audit --nemo-rl TREE --path DIR {fqn}` finds it"), driver.where
 
 
-def _start_worker_check(fqn: str, driver: Any, own: str | None) -> Any:
+def _start_worker_check(fqn: str, driver: Any, own: str | None,
+                        provisional: bool = True) -> Any:
     """The check in the workers' own interpreter (one Ray task, once per class), submitted;
     None where it is not run (no Ray, an interpreter upstream builds later) or cannot be
-    started yet (it is then started, or its failure met, where its verdict is asked)."""
+    started yet (it is then started, or its failure met, where its verdict is asked).
+    `provisional`: sent with the tree's model as last stored, before its key is computed
+    (`driver_model.provisional_model`); `_worker_verdict` holds it to the verified one."""
     from nemo_rl_workers.guard import worker_check
 
     ray = sys.modules.get("ray")
@@ -186,22 +199,29 @@ def _start_worker_check(fqn: str, driver: Any, own: str | None) -> Any:
         return None
     if python is None:
         return None  # upstream builds that interpreter later: not checked here
-    calls = []
-    protocol = None
+    calls: list[worker_check.Call] = []
+    protocols: tuple[worker_check.Candidate, ...] = ()
     if driver is not None and own is not None:
-        from nemo_rl_workers.guard import driver_calls
+        from pathlib import Path
 
-        calls = driver_calls.calls_of(driver, own)
-        protocol = driver_calls.protocol_of(fqn, driver, own)
-    return worker_check.start(fqn, python, calls, protocol)
+        from nemo_rl_workers.guard import driver_calls, driver_model
+
+        model = driver_model.provisional_model(str(Path(own).parent)) if provisional \
+            else None
+        calls = driver_calls.calls_of(driver, own, model)
+        protocols = driver_calls.protocols_of(driver, own, model)
+    return worker_check.start(fqn, python, calls, protocols)
 
 
 def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any:
-    """The verdict of the check in the workers' interpreter."""
+    """The verdict of the check in the workers' interpreter, on the verified model's
+    calls and Protocols (the task is sent again where the provisional model's differ)."""
     from nemo_rl_workers.guard import judgement, worker_check
 
-    if pending is None:
-        pending = _start_worker_check(fqn, driver, own)
+    if pending is None or (driver is not None and own is not None
+                           and pending.key[2:] != _verified_inputs(driver, own)):
+        # Not started yet, or started on a model the tree has left since: sent again.
+        pending = _start_worker_check(fqn, driver, own, provisional=False)
     if pending is None:
         return judgement.PASS
     problems = pending.result()
@@ -221,6 +241,13 @@ def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any
         rule, "; ".join(lines),
         "make the class's module and what it imports importable in that interpreter, or "
         "register the environment that has them")
+
+
+def _verified_inputs(driver: Any, own: str) -> tuple[Any, Any]:
+    from nemo_rl_workers.guard import driver_calls
+
+    return (tuple(driver_calls.calls_of(driver, own)),
+            tuple(driver_calls.protocols_of(driver, own)))
 
 
 def _init(wrapped: Wrapped, instance: Any, args: tuple[Any, ...],

@@ -10,7 +10,9 @@ initializer would fail the same way, after the placement group.
 Where `beartype` and `contracts` import there, the class is then verified as our runtime
 verifies a worker (`contracts.check`) against the revision's Protocol of the constructing
 driver (`audit --emit-protocols`' text, from the guard's cached tree model, run there as a
-module of its own): a violation on a method the driver always calls is a problem (one the
+module of its own; of a driver with several roles, the one whose default worker the live
+class's MRO holds, picked there, so the task is sent before the class's source is
+modelled in the driver): a violation on a method the driver always calls is a problem (one the
 class alone cannot decide is not). Protocols that cannot be imported there (a name of the
 tree they import fails), or a missing beartype or contracts, check nothing more.
 
@@ -30,17 +32,22 @@ from dataclasses import dataclass
 from typing import Any
 
 Call = tuple[str, int, tuple[str, ...] | None]  # method, positional count, keywords (None: open)
-Protocol = tuple[str, str]  # (the revision's Protocols module text, the Protocol's name)
+# (the default worker FQN of a role of the driver, its Protocol's name, the Protocol's
+# module as the revision emits it): the class is judged against the one `chosen` picks.
+Candidate = tuple[str, str, str]
+Protocol = tuple[str, str]  # (the Protocol's module text, its name)
 Problem = tuple[str, str]  # (rule, what is wrong)
 IMPORT_RULE = "worker-interpreter"  # the class as imported there, with `inspect`
 PROTOCOL_RULE = "worker-protocol"  # `contracts.check` against the revision's Protocol
 PROTOCOLS_MODULE = "nemo_rl_workers_guard_protocols"  # what the text runs as, there
 TIMEOUT_S = 120.0
-_checked: dict[tuple[str, str, tuple[Call, ...], Protocol | None], list[Problem]] = {}
+_checked: dict[tuple[str, str, tuple[Call, ...], tuple[Candidate, ...]], list[Problem]] = {}
 
 
-def probe(fqn: str, calls: Sequence[Call], protocol: Protocol | None = None) -> list[Problem]:
-    """Runs in the workers' interpreter: why the class cannot serve `calls` there."""
+def probe(fqn: str, calls: Sequence[Call],
+          candidates: Sequence[Candidate] = ()) -> list[Problem]:
+    """Runs in the workers' interpreter: why the class cannot serve `calls` there, or
+    fails the Protocol `chosen` picks of `candidates`."""
     import importlib
     import inspect
 
@@ -70,9 +77,22 @@ def probe(fqn: str, calls: Sequence[Call], protocol: Protocol | None = None) -> 
         except TypeError as error:
             problems.append((IMPORT_RULE, f"{method}{signature} does not accept the "
                                           f"driver's call ({error})"))
+    protocol = chosen(target, candidates)
     if problems or protocol is None:
         return problems
     return against_protocol(target, protocol, {method for method, _, _ in calls}, where)
+
+
+def chosen(target: type, candidates: Sequence[Candidate]) -> Protocol | None:
+    """The Protocol of the role whose default worker the class's MRO holds, else the
+    driver's one Protocol; None where the driver has several and the class extends none."""
+    ancestors = {f"{c.__module__}.{c.__qualname__}" for c in getattr(target, "__mro__", ())}
+    extended = [(text, name) for worker, name, text in candidates if worker in ancestors]
+    if extended:
+        return extended[0]
+    if len(candidates) == 1:
+        return candidates[0][2], candidates[0][1]
+    return None
 
 
 def against_protocol(target: type, protocol: Protocol, members: set[str],
@@ -138,7 +158,7 @@ class Pending:
     that the worker process Ray starts for it overlaps them. A task whose answer is never
     asked for (the class was refused before) finishes on its own: it creates nothing."""
 
-    key: tuple[str, str, tuple[Call, ...], Protocol | None]
+    key: tuple[str, str, tuple[Call, ...], tuple[Candidate, ...]]
     ref: Any = None
 
     def result(self) -> list[Problem]:
@@ -151,9 +171,9 @@ class Pending:
 
 
 def start(fqn: str, python: str, calls: Sequence[Call],
-          protocol: Protocol | None = None) -> Pending:
+          candidates: Sequence[Candidate] = ()) -> Pending:
     """Submit the probe (once per key in this process)."""
-    key = (fqn, python, tuple(calls), protocol)
+    key = (fqn, python, tuple(calls), tuple(candidates))
     if key in _checked:
         return Pending(key)
     import ray
@@ -165,11 +185,11 @@ def start(fqn: str, python: str, calls: Sequence[Call],
     if os.path.realpath(python) != os.path.realpath(sys.executable):
         options["runtime_env"] = {"py_executable": python}
     task: Any = ray.remote(probe).options(**options)
-    return Pending(key, task.remote(fqn, list(calls), protocol))
+    return Pending(key, task.remote(fqn, list(calls), list(candidates)))
 
 
 def check_in_workers(fqn: str, python: str, calls: Sequence[Call],
-                     protocol: Protocol | None = None) -> list[Problem]:
-    """The probe's problems, run once per (class, interpreter, calls, Protocol) in this
+                     candidates: Sequence[Candidate] = ()) -> list[Problem]:
+    """The probe's problems, run once per (class, interpreter, calls, Protocols) in this
     process."""
-    return start(fqn, python, calls, protocol).result()
+    return start(fqn, python, calls, candidates).result()

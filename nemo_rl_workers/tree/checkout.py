@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,6 +161,8 @@ def project_pin(root: Path) -> tuple[str | None, str | None]:
         raw = read_regular(path, limit=MAX_PROJECT_BYTES, what="a project file")
     except FileRefused as refused:
         return None, f"pyproject.toml {refused.reason}; its vLLM pin is not read"
+    import tomllib  # here: the guard's content key imports this module on a run's start
+
     try:
         project = tomllib.loads(raw.decode("utf-8")).get("project", {})
     except UnicodeDecodeError:

@@ -10,40 +10,24 @@ is read afresh on every run and never stored; so is the version `package_info.py
 
 from __future__ import annotations
 
-import hashlib
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nemo_rl_workers.tree.cache import FORMAT, ContentCache, digest_files, own_files
-from nemo_rl_workers.tree.checkout import PACKAGE
+from nemo_rl_workers.tree.cache import ContentCache
 from nemo_rl_workers.tree.cluster_builds import ClusterBuild
+from nemo_rl_workers.tree.content_key import tree_content_key
 from nemo_rl_workers.tree.entry_builds import EntryBuild
 from nemo_rl_workers.tree.revision import Revision, TreeRow
-from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, SourceProblem, discover
 
 _KIND = "revision"
 _T = TypeVar("_T")
 
 
-def revision_key(root: Path) -> str:
-    """The entry's key for the tree at `root` (see the module docstring)."""
-    return tree_content_key(root, _KIND)
-
-
-def tree_content_key(root: Path, kind: str) -> str:
-    """A key over what a model of the tree at `root` is made from: every module of its
-    package (through the guarded reader), the folder, this program's code and the
-    interpreter; `kind` tells models of one tree apart (the revision, the guard's)."""
-    digest = hashlib.sha256()
-    digest.update(repr((FORMAT, kind, str(root), sys.version, MAX_SOURCE_BYTES)).encode(
-        "utf-8", "surrogateescape"))
-    digest_files(digest, own_files(), MAX_SOURCE_BYTES)
-    problems: list[SourceProblem] = []
-    digest_files(digest, discover(root / PACKAGE, problems, boundary=root), MAX_SOURCE_BYTES)
-    digest.update(repr([str(p) for p in problems]).encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+def revision_key(root: Path, cache: ContentCache | None = None) -> str:
+    """The entry's key for the tree at `root` (see the module docstring); with `cache`,
+    unchanged files' digests come from its index (`content_key`)."""
+    return tree_content_key(root, _KIND, cache)
 
 
 def as_payload(revision: Revision | None) -> dict[str, Any]:

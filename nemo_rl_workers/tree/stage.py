@@ -46,7 +46,7 @@ def revision_of(checkout: Checkout | None, cache: ContentCache | None = None,
 def _tree_revision(root: Path, how: str, name: str,
                    cache: ContentCache | None) -> tuple[Revision, str | None]:
     note: str | None = None
-    key = revision_key(root) if cache is not None else None
+    key = revision_key(root, cache) if cache is not None else None
     if cache is not None and key is not None:
         loaded = cache.load_entry(key)
         if loaded.payload is not None:

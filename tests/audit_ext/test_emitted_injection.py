@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.audit.protocols_emit import EmitError, check_emitted
+from nemo_rl_workers.checks.audit.protocols_shape import EmitError, check_emitted
 from nemo_rl_workers.commands.cli import main
 
 INJECTED = "x\\nimport os; os.system('touch pwned')\\nclass _Z:\\n    pass\\n    #"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,7 +46,7 @@ def test_the_model_is_built_once_and_read_back(tmp_path: Path, cache_dir: Path) 
     assert "class EchoDefaultWorkerProtocol(Protocol):" in protocol
     assert "from typing import " in protocol and "class " not in protocol.partition(
         "class EchoDefaultWorkerProtocol")[2]
-    [entry] = list((cache_dir / "v1").glob("*.json"))
+    [entry] = _models(cache_dir)
     driver_model.driver_model.cache_clear()
     assert driver_model.driver_model(str(root)) == built  # read back, whole
     # A changed module is another key: the next run builds and stores anew.
@@ -54,8 +55,15 @@ def test_the_model_is_built_once_and_read_back(tmp_path: Path, cache_dir: Path) 
     driver_model.driver_model.cache_clear()
     changed = driver_model.driver_model(str(root))
     assert {c.method for c in changed.calls["EchoDriver"]} == {"echo", "pong"}
-    assert len(list((cache_dir / "v1").glob("*.json"))) == 2
+    assert len(_models(cache_dir)) == 2
     assert entry.is_file()
+
+
+def _models(cache_dir: Path) -> list[Path]:
+    """The entries that hold a model (not the content key's index of digests, nor the
+    pointer to the model last stored)."""
+    return [p for p in (cache_dir / "v1").glob("*.json")
+            if not p.name.startswith(("index-", "latest-"))]
 
 
 def test_a_damaged_entry_is_one_line_and_read_again(tmp_path: Path, cache_dir: Path,
@@ -119,3 +127,44 @@ def test_both_corpus_trees_are_modelled(tree: str, cache_dir: Path) -> None:
         "DTensorPolicyWorker", "MegatronPolicyWorker"}
     assert model.protocols and all(
         driver_model.safe_protocols(text) for text in model.protocols.values())
+
+
+def test_the_provisional_model_is_the_last_one_stored_and_never_a_verdict(
+        tmp_path: Path, cache_dir: Path) -> None:
+    """The task in the workers' interpreter is sent with the model last stored (no key
+    computed); the verdict is asked on the model the key finds, and the task is sent again
+    where the tree has changed since."""
+    from nemo_rl_workers.guard import hooks, judgement, worker_check
+    from nemo_rl_workers.guard.driver_calls import DriverFrame, calls_of, protocols_of
+
+    root = _tree(tmp_path / "fork")
+    assert driver_model.provisional_model(str(root)) is None  # nothing stored yet
+    built = driver_model.driver_model(str(root))
+    assert driver_model.provisional_model(str(root)) == built
+    driver = root / "nemo_rl" / "models" / "echo" / "echo_driver.py"
+    driver.write_text(driver.read_text().replace('"ping"', '"pong"'))
+    driver_model.driver_model.cache_clear()  # a new process
+    stale = driver_model.provisional_model(str(root))
+    assert stale == built  # still the last one stored: read without its key
+    own = str(root / "nemo_rl")
+    frame = DriverFrame("EchoDriver", f"{driver}:24")
+    sent = ("guard_workers.PingWorker", "python", tuple(calls_of(frame, own, stale)),
+            tuple(protocols_of(frame, own, stale)))
+    # The task's answer on the stale calls, as if it had run: a problem.
+    worker_check._checked[sent] = [(worker_check.IMPORT_RULE, "has no method ping")]
+    same: tuple[Any, ...] = ()
+    try:
+        verdict = hooks._worker_verdict(sent[0], frame, own, worker_check.Pending(sent))
+        # Held to the verified model ("pong"), the stale answer is never the verdict (the
+        # task would be sent again; with no Ray here, nothing is checked in the workers).
+        assert verdict == judgement.PASS
+        assert {c[0] for c in calls_of(frame, own)} == {"echo", "pong"}
+        assert driver_model.provisional_model(str(root)) == driver_model.driver_model(str(root))
+        same = ("guard_workers.PingWorker", "python", tuple(calls_of(frame, own)),
+                tuple(protocols_of(frame, own)))
+        worker_check._checked[same] = [(worker_check.IMPORT_RULE, "has no method pong")]
+        refused = hooks._worker_verdict(same[0], frame, own, worker_check.Pending(same))
+        assert (refused.refused, refused.what) == (True, "has no method pong")
+    finally:
+        worker_check._checked.pop(sent, None)
+        worker_check._checked.pop(same, None)

@@ -113,8 +113,11 @@ def test_the_environment_the_config_interpolates_asks_again(
 
 
 def _derived(cache: Path) -> list[Path]:
+    """The answers derived from the model (not the model, nor the content key's index of
+    digests, which `test_content_key` damages)."""
     return [p for p in (cache / f"v{FORMAT}").glob("*.json")
-            if "rows" not in json.loads(p.read_text())["payload"]]
+            if "rows" not in json.loads(p.read_text())["payload"]
+            and not p.name.startswith("index-")]
 
 
 def test_damaged_answers_are_one_line_each_and_never_trusted(
