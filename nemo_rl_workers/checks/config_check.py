@@ -202,9 +202,15 @@ def analyze_for_tree(
     if preflight:
         from nemo_rl_workers.checks.tree_rules import tree_rule_report
 
-        own = tree_rule_report(config, revision, list(verdict.drivers.items()))
+        own = tree_rule_report(config, revision, [
+            (path, driver) for path, driver in verdict.drivers.items()
+            if path not in verdict.through])
         merge_problems(report.problems, own.problems)
         report.skipped.extend(own.undecided)
+        report.skipped.extend(
+            f"tree rules of {build.driver}.__init__: not run: it is built through a call "
+            f"({build.via}) whose arguments these rules do not bind to its parameters"
+            for build in verdict.through.values())
         report.cache_notes.extend(own.notes)
     report.workers.extend(verdict.resolutions)
     report.warnings.extend(verdict.warnings)

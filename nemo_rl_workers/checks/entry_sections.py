@@ -46,7 +46,7 @@ def entry_sections(config: Mapping[str, Any], revision: Revision, judged: set[st
         role = revision.drivers.get(build.driver)
         kind = GENERATION if role == GENERATION else next(
             (k for k, roles in SECTION_ROLES.items() if roles == (role,)), None)
-        section = _at(config, build.section)
+        section = at_path(config, build.section)
         if kind is None or section is None or kind == GENERATION and not _selects(
                 section, build.driver):
             continue
@@ -62,7 +62,8 @@ def _selects(section: Mapping[str, Any], driver: str) -> bool:
     return isinstance(backend, str) and serves_backend(driver, backend)
 
 
-def _at(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+def at_path(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
+    """The block at a dotted path of the config, None where it is not a mapping."""
     node: Mapping[str, Any] | None = config
     for key in path.split("."):
         node = as_mapping(node.get(key)) if node is not None else None

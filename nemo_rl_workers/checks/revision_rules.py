@@ -29,6 +29,7 @@ from nemo_rl_workers.errors import Problem, show
 from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
 from nemo_rl_workers.model.sections import as_mapping, model_sections, quant_cfg_of
+from nemo_rl_workers.tree.entry_builds import EntryBuild
 from nemo_rl_workers.tree.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
 from nemo_rl_workers.tree.revision import (
     NEW_SCHEMA,
@@ -53,6 +54,9 @@ class TreeVerdict:
     drivers: dict[str, str] = field(default_factory=dict)
     # Sections whose workers are another section's (the policy's workers generate).
     shared: set[str] = field(default_factory=set)
+    # Sections of drivers built through a function of the tree, by their name in the
+    # report ("policy (TeacherWorkerGroup)"): the build.
+    through: dict[str, EntryBuild] = field(default_factory=dict)
 
 
 def tree_sections(config: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any], str]]:
@@ -108,7 +112,27 @@ def judge_sections(config: Mapping[str, Any], revision: Revision) -> TreeVerdict
     # Blocks the config's entry builds a driver on besides (the evaluation's generation).
     for path, section, kind in entry_sections(config, revision, judged):
         _judge(path, section, kind, revision, verdict)
+    _judge_through(config, revision, verdict)
     return verdict
+
+
+def _judge_through(config: Mapping[str, Any], revision: Revision,
+                   verdict: TreeVerdict) -> None:
+    """The drivers the entry builds through a function of its tree (on-policy
+    distillation's teacher groups), where this config runs the call that builds them."""
+    from nemo_rl_workers.checks.entry_reach import through_builds
+
+    for through in through_builds(config, revision):
+        build = through.build
+        if through.reach.reached:
+            verdict.through[through.label] = build
+            _judge(through.label, through.section, revision.drivers.get(build.driver, ""),
+                   revision, verdict, driver=build.driver)
+        elif through.reach.reached is None:
+            verdict.notes.append(
+                f"{through.label}: not shown: {build.driver} is built at {build.where}, "
+                f"through the call at {build.via}, and whether this config runs that call "
+                f"is undecided: {through.reach.why}")
 
 
 def _drivers_for(kind: str, section: Mapping[str, Any], revision: Revision,
@@ -149,12 +173,16 @@ def unread_reason(revision: Revision) -> str | None:
 
 
 def _judge(path: str, section: Mapping[str, Any], kind: str, revision: Revision,
-           verdict: TreeVerdict) -> None:
+           verdict: TreeVerdict, driver: str | None = None) -> None:
+    """The section's worker as its driver (the one `kind` selects, else `driver`) starts
+    it, into `verdict`."""
     unread = unread_reason(revision)
     if unread is not None:
         verdict.problems.append(_undecided(path, unread))
         return
-    driver, why_not = _drivers_for(kind, section, revision, path)
+    why_not: str | None = None
+    if driver is None:
+        driver, why_not = _drivers_for(kind, section, revision, path)
     if driver is None:
         if kind == GENERATION and _by_the_policy(path, section, None, revision, verdict):
             return

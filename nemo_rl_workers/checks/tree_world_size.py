@@ -96,16 +96,10 @@ def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str,
           driver: str, clusters: list[ClusterBuild],
           environ: Mapping[str, str] | None) -> TreeWorldSize:
     assert revision.root is not None
-    tree = tree_source(revision.root)
-    module = tree.module(entry)
-    if module is None or SETUP not in module.functions:
+    started = setup_scope(config, revision, entry, environ)
+    if started is None:
         return TreeWorldSize(None, f"{entry}.{SETUP} could not be read")
-    function = module.functions[SETUP]
-    env = Environ(os.environ if environ is None else environ)
-    model = _model(tree, module, function.params[0].annotation)
-    scope = _scope(function, module, env, {function.params[0].name: Known(
-        copy.deepcopy(dict(config)), "", model=model)})
-    scope.fields = functools.partial(_field, tree)
+    tree, function, scope = started
     walk = _SizeWalk(function, scope, Path(revision.root), _stops(tree, revision, function),
                      tree, clusters)
     try:
@@ -129,6 +123,24 @@ def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str,
     return TreeWorldSize(cluster.size, (
         f"sum({cluster.build.bundles}) at {cluster.build.where}, the cluster {driver} is "
         f"built on" + (f"; from {reads}" if reads else "")))
+
+
+def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
+                environ: Mapping[str, str] | None) -> tuple[SourceTree, Function, Scope] | None:
+    """The entry's `setup` and the scope a walk of it starts from (its config parameter
+    bound to `config`), or None where the tree's `setup` cannot be read."""
+    assert revision.root is not None
+    tree = tree_source(revision.root)
+    module = tree.module(entry)
+    if module is None or SETUP not in module.functions:
+        return None
+    function = module.functions[SETUP]
+    env = Environ(os.environ if environ is None else environ)
+    model = _model(tree, module, function.params[0].annotation)
+    scope = _scope(function, module, env, {function.params[0].name: Known(
+        copy.deepcopy(dict(config)), "", model=model)})
+    scope.fields = functools.partial(_field, tree)
+    return tree, function, scope
 
 
 class _SizeWalk(_Walk):

@@ -9,15 +9,23 @@ source model (nothing imported), each driver construction inside an entry's `set
 whose config argument is a block of the entry config: the driver, the block's path, and
 where. Local names bound once to a block (or a block of a block) are followed; a block
 the code computes (`deepcopy`, a function's result) is not a path and is left out.
+
+A `setup` may build a driver through a module-level function of the tree it calls with
+blocks of its config (GRPO's `opd_module.create_teacher_worker_groups(master_config,
+policy_config, ...)` builds a `TeacherWorkerGroup(policy_config=policy_config)` per
+teacher): the function's parameters are bound to the blocks its call passes, and the
+drivers it builds on them are recorded with the call (`via`), whose conditions in `setup`
+decide, per config, whether it runs (`checks.entry_reach`). One call deep.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 
-from nemo_rl_workers.tree.source import Function, SourceTree
+from nemo_rl_workers.tree.source import Function, Module, SourceTree
+from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_function, resolve_local
 
 MAX_HOPS = 8  # local names followed from one argument
 CLUSTER_KEYWORD = "cluster"  # a driver's constructor argument naming its cluster
@@ -33,6 +41,9 @@ class EntryBuild:
     where: str  # file:line of the construction
     # The local name of the cluster it is built on (its `cluster=` argument), if a name.
     cluster: str | None = None
+    # file:line of the call in `setup` of the tree's function that builds it, if not
+    # built in `setup` itself.
+    via: str | None = None
 
 
 def entry_modules(tree: SourceTree) -> list[str]:
@@ -63,22 +74,71 @@ def entry_builds(tree: SourceTree, drivers: Iterable[str]) -> tuple[EntryBuild, 
         if module is None:
             continue
         function = module.functions[SETUP]
-        paths = _Paths(function)
+        paths = _Paths(function, {function.params[0].name: ""})
+        out.extend(_builds(name, function, paths, names))
         for node in ast.walk(function.node):
-            if not isinstance(node, ast.Call):
+            if not isinstance(node, ast.Call) or all(
+                    paths.of(a) is None for a in [*node.args, *(k.value for k in node.keywords)]):
+                continue  # passes no block of the config: its modules are not modelled
+            helper = _helper(tree, module, node, names)
+            if helper is None:
                 continue
-            called = _driver_called(node, function, names)
-            if called is None:
-                continue
-            cluster = next((k.value.id for k in node.keywords if k.arg == CLUSTER_KEYWORD
-                            and isinstance(k.value, ast.Name)), None)
-            for argument in [*node.args, *(k.value for k in node.keywords)]:
-                path = paths.of(argument)
-                if path:
-                    out.append(EntryBuild(name, called, path,
-                                          f"{function.file}:{node.lineno}", cluster))
-                    break
+            bound = _bound(helper, node, paths)
+            if bound:
+                via = f"{function.file}:{node.lineno}"
+                out.extend(replace(b, via=via, cluster=None) for b in _builds(
+                    name, helper, _Paths(helper, bound), names))
     return tuple(dict.fromkeys(out))
+
+
+def _builds(entry: str, function: Function, paths: _Paths,
+            names: frozenset[str]) -> Iterator[EntryBuild]:
+    for node in ast.walk(function.node):
+        if not isinstance(node, ast.Call):
+            continue
+        called = _driver_called(node, function, names)
+        if called is None:
+            continue
+        cluster = next((k.value.id for k in node.keywords if k.arg == CLUSTER_KEYWORD
+                        and isinstance(k.value, ast.Name)), None)
+        for argument in [*node.args, *(k.value for k in node.keywords)]:
+            path = paths.of(argument)
+            if path:
+                yield EntryBuild(entry, called, path, f"{function.file}:{node.lineno}", cluster)
+                break
+
+
+def _helper(tree: SourceTree, module: Module, node: ast.Call,
+            names: frozenset[str]) -> Function | None:
+    """The tree's module-level function a call of `setup` names (`opd_module.f`, `f`),
+    other than a driver."""
+    dotted = dotted_name(node.func)
+    if dotted is None or dotted.rpartition(".")[2] in names:
+        return None
+    head = dotted.partition(".")[0]
+    if head not in module.imports and head not in module.functions:
+        return None  # a local's method, a builtin
+    found = resolve_function(tree, resolve_local(module, dotted))
+    return found if found is not None and found.qualname == found.name else None
+
+
+def _bound(helper: Function, node: ast.Call, paths: _Paths) -> dict[str, str]:
+    """The helper's parameters the call passes a block of the config (or the whole) to."""
+    params = [p.name for p in helper.params if p.kind in ("positional-only", "positional")]
+    named = {p.name for p in helper.params if p.kind in ("positional", "keyword-only")}
+    out: dict[str, str] = {}
+    for param, argument in zip(params, node.args, strict=False):
+        if isinstance(argument, ast.Starred):
+            break
+        path = paths.of(argument)
+        if path is not None:
+            out[param] = path
+    for keyword in node.keywords:
+        if keyword.arg in named:
+            path = paths.of(keyword.value)
+            if path is not None:
+                out[keyword.arg] = path
+    return out
 
 
 def _driver_called(node: ast.Call, function: Function, names: frozenset[str]) -> str | None:
@@ -98,19 +158,19 @@ def _driver_called(node: ast.Call, function: Function, names: frozenset[str]) ->
 
 
 class _Paths:
-    """Config paths of expressions in one `setup`: its first parameter is the whole
-    config (the empty path)."""
+    """Config paths of expressions in one function, whose parameters in `roots` hold
+    blocks of the config (`setup`'s first is the whole config: the empty path)."""
 
-    def __init__(self, function: Function) -> None:
+    def __init__(self, function: Function, roots: Mapping[str, str]) -> None:
         self.function = function
-        self.root = function.params[0].name
+        self.roots = roots
 
     def of(self, node: ast.expr, hops: int = 0) -> str | None:
         if hops > MAX_HOPS:
             return None
         if isinstance(node, ast.Name):
-            if node.id == self.root:
-                return ""
+            if node.id in self.roots:  # a parameter the body rebinds holds another value
+                return None if self.function.assignments.get(node.id) else self.roots[node.id]
             assigned = self.function.assignments.get(node.id, [])
             if len(assigned) != 1:
                 return None  # rebound, or not a local: not one block

@@ -122,8 +122,10 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         driver_fqns={d.name: d.fqn for d in side.drivers.values()},
         builds=builds,
         setups=setup_keys(tree),
-        entry_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
-                           for b in entry_builds(tree, (d.name for d in side.drivers.values()))),
+        entry_builds=tuple(dataclasses.replace(
+            b, where=_relative_line(b.where, root),
+            via=None if b.via is None else _relative_line(b.via, root))
+            for b in entry_builds(tree, (d.name for d in side.drivers.values()))),
         cluster_builds=tuple(dataclasses.replace(b, where=_relative_line(b.where, root))
                              for b in cluster_builds(tree)),
         py_executables={k: _env_name(env) for k, (env, _) in sorted(side.py_executables.items())},

@@ -48,7 +48,7 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "driver_fqns": dict(revision.driver_fqns),
         "builds": dict(revision.builds),
         "setups": {k: None if v is None else list(v) for k, v in revision.setups.items()},
-        "entry_builds": [[b.module, b.driver, b.section, b.where, b.cluster]
+        "entry_builds": [[b.module, b.driver, b.section, b.where, b.cluster, b.via]
                          for b in revision.entry_builds],
         "cluster_builds": [[b.module, b.name, b.bundles, b.line, b.where]
                            for b in revision.cluster_builds],
@@ -113,11 +113,11 @@ def _row(item: object) -> TreeRow:
 
 def _entry_build(item: object) -> EntryBuild:
     fields = _list(item)
-    if len(fields) != 5:
+    if len(fields) != 6:
         raise BadPayload("an entry build of another shape")
     module, driver, section, where = (_typed(f, str) for f in fields[:4])
-    return EntryBuild(module, driver, section, where,
-                      None if fields[4] is None else _typed(fields[4], str))
+    cluster, via = (None if f is None else _typed(f, str) for f in fields[4:])
+    return EntryBuild(module, driver, section, where, cluster, via)
 
 
 def _cluster_build(item: object) -> ClusterBuild:

@@ -103,3 +103,22 @@ def test_the_guide_documents_every_field() -> None:
     ):
         assert f"`{name}" in text, f"the guide does not document {name!r}"
 
+
+
+CORPUS = REPO.parent / "shared" / "corpus" / "nemo-rl"
+
+
+@pytest.mark.parametrize("recipe", ["evals/eval.yaml",
+                                    "recipes/llm/mopd-qwen3-1.7b-3n8g-megatron-pack.yaml"],
+                         ids=["the evaluation's generation block", "on-policy distillation"])
+def test_sections_a_tree_s_entry_builds_follow_the_schema(recipe: str) -> None:
+    """The sections no model section covers: the evaluation's top-level `generation:`,
+    and the teacher groups GRPO builds through `opd_module` ('policy (TeacherWorkerGroup)')."""
+    if not (CORPUS / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {CORPUS}")
+    code, payload = cli_json("check", "--no-verify", "--nemo-rl", str(CORPUS),
+                             str(CORPUS / "examples" / "configs" / recipe))
+    validator().validate(payload)
+    assert code == 0
+    assert {"generation", "policy (TeacherWorkerGroup)"} & {
+        w["section"] for w in payload["workers"]}

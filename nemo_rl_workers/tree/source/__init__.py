@@ -34,7 +34,8 @@ The model (pyright-binder / pyflakes style) that `audit` and `verify --static` s
   `assigned_to`, `iterated`, `args`, `keyword(name)`.
 - `Resolver(tree)`: `mro(info) -> Mro` (C3, cycle-safe: `classes`, `unknown` bases
   found neither in the tree nor the stubs, `problem`), `find_method(info, name)`,
-  `has_attribute(info, name)`; `resolve_fqn(tree, fqn)`, `resolve_local(module,
+  `has_attribute(info, name)`; `resolve_fqn(tree, fqn)`, `resolve_function(tree, fqn)`
+  (a module-level function), `resolve_local(module,
   dotted)`, `base_names(tree, info)`.
 - `demand_tree(roots)`: a `DemandTree`, a model that locates, reads and models a module
   only when name resolution first asks for it (one class and its bases, not a tree).
@@ -75,6 +76,7 @@ _API = {
     "Resolver": "nemo_rl_workers.tree.source.resolve",
     "base_names": "nemo_rl_workers.tree.source.resolve",
     "resolve_fqn": "nemo_rl_workers.tree.source.resolve",
+    "resolve_function": "nemo_rl_workers.tree.source.resolve",
     "resolve_local": "nemo_rl_workers.tree.source.resolve",
 }
 
@@ -105,6 +107,7 @@ if TYPE_CHECKING:
         Resolver,
         base_names,
         resolve_fqn,
+        resolve_function,
         resolve_local,
     )
 
@@ -134,6 +137,7 @@ __all__ = [
     "read_source",
     "read_tree",
     "resolve_fqn",
+    "resolve_function",
     "resolve_local",
     "stub_kind",
 ]

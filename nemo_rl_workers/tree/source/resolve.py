@@ -68,6 +68,25 @@ def resolve_fqn(tree: SourceTree, fqn: str) -> ClassInfo | None:
     return None
 
 
+def resolve_function(tree: SourceTree, fqn: str) -> Function | None:
+    """The module-level function `fqn` names, following re-exports (`from .x import f`
+    in a package); None if it is not one of the tree's."""
+    current = fqn
+    for _ in range(MAX_HOPS):
+        split = _split(current, tree)
+        if split is None:
+            return None
+        module, rest = split
+        if len(rest) != 1:
+            return None
+        if rest[0] in module.functions:
+            return module.functions[rest[0]]
+        if rest[0] not in module.imports or module.imports[rest[0]] == current:
+            return None
+        current = module.imports[rest[0]]
+    return None
+
+
 def dotted_name(node: ast.expr) -> str | None:
     """`a.b.c` for a name or a chain of attributes on one, else None (a loop: a chain
     nested past the recursion limit is no error)."""
