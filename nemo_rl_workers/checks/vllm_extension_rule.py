@@ -165,7 +165,9 @@ def runtime_names(cls: type) -> dict[str, str]:
 def installed_manifests() -> dict[str, Path]:
     """vLLM version -> manifest of each installed vllm-stubs that records the rule."""
     found: dict[str, Path] = {}
-    for dist in importlib.metadata.distributions():
+    # Found by name (the path finders match dist-info folders by it): reading every
+    # installed distribution's metadata was most of the guard's own-code check.
+    for dist in importlib.metadata.distributions(name=DISTRIBUTION):
         name = dist.metadata["Name"] or ""
         if re.sub(r"[-_.]+", "-", name).lower() != DISTRIBUTION:
             continue
