@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nemo_rl_workers.checks.audit.config_expressions import (
+    ClusterSize,
     Environ,
     Evaluator,
     Known,
@@ -45,6 +46,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     truth,
 )
 from nemo_rl_workers.errors import Problem
+from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
 from nemo_rl_workers.tree.source_kept import tree_source
@@ -180,10 +182,26 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
                                     "config parameter this check can bind" if param is None
                                     else f"{path} is not a mapping")
             continue
-        scope = _scope(function, module, env, {param: Known(copy.deepcopy(dict(section)),
-                                                             path)})
+        bound: dict[str, Value] = {param: Known(copy.deepcopy(dict(section)), path)}
+        bound.update(_cluster(function, config, revision, driver, environ))
+        scope = _scope(function, module, env, bound)
         _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), path)
     return report
+
+
+def _cluster(function: Function, config: Mapping[str, Any], revision: Revision, driver: str,
+             environ: Mapping[str, str]) -> dict[str, Value]:
+    """The constructor's cluster parameter, where the entry's `setup` decides the size of
+    the cluster it builds this driver on (`tree_world_size`): `cluster.world_size()` is
+    that size, read from the config values the walk read."""
+    from nemo_rl_workers.checks.tree_world_size import tree_world_size
+
+    if not any(p.name == CLUSTER_KEYWORD for p in function.bound_params()):
+        return {}
+    size = tree_world_size(config, revision, environ, driver)
+    if size is None or size.size is None:
+        return {}
+    return {CLUSTER_KEYWORD: Known(ClusterSize(size.size), None, size.reads)}
 
 
 def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:

@@ -29,6 +29,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     Environ,
     Evaluator,
     Known,
+    Read,
     Scope,
     Unknown,
     Value,
@@ -61,6 +62,7 @@ class TreeWorldSize:
 
     size: int | None
     how: str
+    reads: tuple[Read, ...] = ()  # the config values it was computed from
 
 
 @dataclass(frozen=True)
@@ -72,18 +74,19 @@ class _Cluster:
 
 
 def tree_world_size(config: Mapping[str, Any], revision: Revision,
-                    environ: Mapping[str, str] | None = None) -> TreeWorldSize | None:
+                    environ: Mapping[str, str] | None = None,
+                    driver: str | None = None) -> TreeWorldSize | None:
     """The world size of the cluster the config's entry builds its first driver on (the
-    policy's, else the generation's); None when the tree's entry builds none the model
-    records (the size is then not this tree's to state)."""
+    policy's, else the generation's), or `driver` on; None when the tree's entry builds
+    none the model records (the size is then not this tree's to state)."""
     if revision.root is None:
         return None
     entry = entry_of(config, revision)
     if entry is None:
         return TreeWorldSize(None, "no entry of this tree runs on this config alone (its "
                                    "top-level keys fit no setup's config, or two alike)")
-    build = next((b for b in revision.entry_builds
-                  if b.module == entry and b.cluster is not None), None)
+    build = next((b for b in revision.entry_builds if b.module == entry and
+                  b.cluster is not None and driver in (None, b.driver)), None)
     clusters = [c for c in revision.cluster_builds if c.module == entry]
     if build is None or not clusters:
         return None
@@ -122,7 +125,7 @@ def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str,
                       if shown != "{...}")
     return TreeWorldSize(cluster.size, (
         f"sum({cluster.build.bundles}) at {cluster.build.where}, the cluster {driver} is "
-        f"built on" + (f"; from {reads}" if reads else "")))
+        f"built on" + (f"; from {reads}" if reads else "")), tuple(value.reads))
 
 
 def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,

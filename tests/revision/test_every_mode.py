@@ -315,6 +315,46 @@ def test_a_world_size_the_walk_cannot_decide_is_undecided(tmp_path: Path) -> Non
     assert f"  world size: {report['world_size_from']}" in out.splitlines()
 
 
+
+def _sized_policy_tree(tmp_path: Path) -> Path:
+    """The RM tree, whose Policy checks its cluster's size against the tensor-parallel
+    size before it builds its workers (as upstream's `lm_policy.py` does)."""
+    root = _rm_tree(tmp_path)
+    policy = OLD_FILES["nemo_rl/models/policy/lm_policy.py"].replace(
+        "    def __init__(self, config, worker_extension_cls_fqn=None):\n",
+        "    def __init__(self, cluster, config, worker_extension_cls_fqn=None):\n"
+        "        tp = config.get(\"dtensor_cfg\", {}).get(\"tensor_parallel_size\", 1)\n"
+        "        if cluster.world_size() % tp != 0:\n"
+        "            raise ValueError(\"the world size must be divisible by the TP size\")\n")
+    return write(root, {"nemo_rl/models/policy/lm_policy.py": policy})
+
+
+def test_the_tree_s_cluster_size_rules_run_on_the_size_its_setup_computes(
+        tmp_path: Path) -> None:
+    """`cluster.world_size()` in a driver's constructor is the size the entry's setup
+    computes for the cluster it builds that driver on: 1 GPU once the reward model keeps
+    one of two; TP 2 does not divide it, and the tree refuses the config before any worker
+    starts; without the reward model the size is 2 and the rule holds."""
+    root = _sized_policy_tree(tmp_path)
+    sized = RM_CONFIG.replace("dtensor_cfg: {enabled: true}",
+                              "dtensor_cfg: {enabled: true, tensor_parallel_size: 2}")
+    code, report = _check(config(root, "grpo_rm.yaml", sized))
+    assert code == 1
+    [problem] = report["problems"]
+    # The first value its test read names it; every value the size came from is shown.
+    assert problem["path"] == "cluster.gpus_per_node"
+    assert problem["message"].startswith(
+        "cluster.gpus_per_node: this NeMo-RL refuses the config before any worker starts: "
+        "it raises ValueError where cluster.world_size() % tp != 0 (cluster.gpus_per_node=2, "
+        "env.reward_model.resources.gpus_per_node=1, cluster.num_nodes=1, "
+        "policy.dtensor_cfg.tensor_parallel_size=2) at nemo_rl/models/policy/lm_policy.py:10 "
+        "(Policy.__init__)")
+    code, report = _check(config(root, "grpo.yaml", sized.replace(
+        "env_name: reward_model", "env_name: math")))
+    assert (code, report["problems"], report["world_size"]) == (0, [], 2)
+    assert not any("world_size()" in line for line in report["skipped"])
+
+
 # -- the real trees (skipped where the corpus is absent) --------------------------------
 
 REPO = Path(__file__).resolve().parents[2]

@@ -34,6 +34,14 @@ Read: TypeAlias = tuple[str, str]  # (config key path, the value as shown, or "a
 
 
 @dataclass(frozen=True)
+class ClusterSize:
+    """A cluster the tree builds, of the world size its entry's `setup` computes from the
+    config (`tree_world_size`): what `cluster.world_size()` answers in a driver built on it."""
+
+    size: int
+
+
+@dataclass(frozen=True)
 class Known:
     """A value the config (or a literal, or the environment) gives."""
 
@@ -326,6 +334,9 @@ class Evaluator:
                 and len(args) == 2:  # `cast(T, x)` is `x`
             return args[1]
         if isinstance(func, ast.Attribute) and func.attr == "world_size":
+            base = self.value(func.value, depth)
+            if isinstance(base, Known) and isinstance(base.value, ClusterSize) and not args:
+                return _known(base.value.size, base)
             return _unknown(f"{_text(node)} is the size of a cluster the tree builds at run "
                             "time", *args)
         return _unknown(f"it calls {_text(func)}(), code this check does not run", *args)
