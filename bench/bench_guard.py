@@ -307,7 +307,7 @@ def _group_rows(starts: dict[str, Any], out: dict[str, object]) -> list[list[obj
 
 
 FRESH_MODES = ("fresh-plain", "fresh-armed")
-FRESH_ROUNDS = 4
+FRESH_ROUNDS = 6
 
 
 def _fresh_rows(runs: list[dict[str, Any]], out: dict[str, object]) -> list[list[object]]:
