@@ -44,6 +44,7 @@ class DigestIndex:
     name: str
     kept: dict[str, list[object]] = field(default_factory=dict)
     changed: bool = False
+    seen: set[str] = field(default_factory=set)  # the files this key covers
 
     @classmethod
     def of(cls, cache: ContentCache | None, root: Path) -> DigestIndex:
@@ -64,6 +65,7 @@ class DigestIndex:
             return guarded_digest(path, limit)
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return guarded_digest(path, limit)  # refused, never read: nothing to save
+        self.seen.add(str(path))
         stamp: list[object] = [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
                                info.st_ctime_ns]
         kept = self.kept.get(str(path))
@@ -80,8 +82,12 @@ class DigestIndex:
         return answer
 
     def save(self) -> None:
-        if self.cache is not None and self.changed:
-            self.cache.store(self.name, {"files": self.kept})
+        """Store the digests of the files this key covered (a file gone from the tree
+        leaves the index with it)."""
+        gone = set(self.kept) - self.seen
+        if self.cache is not None and (self.changed or gone):
+            self.cache.store(self.name, {"files": {
+                k: v for k, v in self.kept.items() if k not in gone}})
             self.changed = False
 
 

@@ -132,3 +132,15 @@ def test_a_damaged_index_never_changes_the_key(
         stored["sha256"] = checksum(stored["payload"])
         entry.write_text(json.dumps(stored))
     assert tree_content_key(tree, "revision", store) == plain
+
+
+def test_a_file_gone_from_the_tree_leaves_the_index(
+        tree: Path, store: ContentCache, monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_racy_window(monkeypatch)
+    tree_content_key(tree, "revision", store)
+    module = tree / "nemo_rl" / "models" / "policy.py"
+    assert str(module) in json.loads(_index_entry(store, tree).read_text())["payload"]["files"]
+    module.unlink()
+    tree_content_key(tree, "revision", store)
+    assert str(module) not in json.loads(
+        _index_entry(store, tree).read_text())["payload"]["files"]
