@@ -19,6 +19,8 @@ from nemo_rl_workers.model.sections import read_by_checks, section_at
 from nemo_rl_workers.reading.origin import locate
 
 if TYPE_CHECKING:
+    from nemo_rl_workers.checks.audit.config_expressions import Read
+    from nemo_rl_workers.checks.tree_rules import ClusterSizes
     from nemo_rl_workers.reading.load_answers import LoadAnswers
     from nemo_rl_workers.reading.loader import LoadedConfig
     from nemo_rl_workers.tree.revision import Revision
@@ -204,7 +206,7 @@ def analyze_for_tree(
 
         own = tree_rule_report(config, revision, [
             (path, driver) for path, driver in verdict.drivers.items()
-            if path not in verdict.through])
+            if path not in verdict.through], sizes=_cluster_sizes(config, revision))
         merge_problems(report.problems, own.problems)
         report.skipped.extend(own.undecided)
         report.skipped.extend(
@@ -223,3 +225,15 @@ def analyze_for_tree(
         report.cache_notes.extend(said)
         report.warnings.extend(f"audit: {line}" for line in reached)
         report.skipped.extend(not_run)
+
+
+def _cluster_sizes(config: Mapping[str, Any], revision: Revision) -> ClusterSizes:
+    """What a driver's `cluster.world_size()` is: the size the entry's setup computes for
+    the cluster it builds that driver on (`tree_world_size`), where decided."""
+    from nemo_rl_workers.checks.tree_world_size import tree_world_size
+
+    def size(driver: str, environ: Mapping[str, str]) -> tuple[int, tuple[Read, ...]] | None:
+        found = tree_world_size(config, revision, environ, driver)
+        return None if found is None or found.size is None else (found.size, found.reads)
+
+    return size

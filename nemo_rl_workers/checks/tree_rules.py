@@ -27,10 +27,10 @@ import copy
 import functools
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from nemo_rl_workers.checks.audit.config_expressions import (
     ClusterSize,
@@ -108,23 +108,31 @@ class TreeRuleReport:
     notes: list[str] = field(default_factory=list)  # a cache entry not trusted
 
 
+# (driver, environ) -> the size of the cluster the entry's setup builds that driver on,
+# with the config values it was computed from; None where undecided (`tree_world_size`).
+ClusterSizes: TypeAlias = Callable[[str, Mapping[str, str]],
+                                   tuple[int, tuple[Read, ...]] | None]
+
+
 def tree_rule_report(config: Mapping[str, Any], revision: Revision,
                      sections: Sequence[tuple[str, str]],
-                     environ: Mapping[str, str] | None = None) -> TreeRuleReport:
+                     environ: Mapping[str, str] | None = None,
+                     sizes: ClusterSizes | None = None) -> TreeRuleReport:
     """The tree's own rules for `config`: its algorithm's `setup` (the one whose entry
     config this is), then each (section path, driver) constructor, in that order.
     `environ` (default: the process's) is what the tree's code reads from `os.environ`;
-    with the process's, the verdicts are kept with the tree's model (`derived_answers`)."""
+    with the process's, the verdicts are kept with the tree's model (`derived_answers`).
+    `sizes`: what a constructor's `cluster.world_size()` is, where decided."""
     from nemo_rl_workers.checks.derived_answers import Verdicts, cached_verdicts
 
     if revision.root is None:
         return TreeRuleReport()
     if environ is not None:
-        return _judged(config, revision, sections, environ)
+        return _judged(config, revision, sections, environ, sizes)
     walked: list[TreeRuleReport] = []
 
     def judge(env: Mapping[str, str]) -> tuple[Verdicts, list[str]]:
-        walked.append(_judged(config, revision, sections, env))
+        walked.append(_judged(config, revision, sections, env, sizes))
         report = walked[0]
         # A refusal's sentence says whether the variables its test read are set.
         return Verdicts(report.problems, report.undecided), [
@@ -138,14 +146,16 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
 
 
 def _judged(config: Mapping[str, Any], revision: Revision,
-            sections: Sequence[tuple[str, str]], environ: Mapping[str, str]) -> TreeRuleReport:
+            sections: Sequence[tuple[str, str]], environ: Mapping[str, str],
+            sizes: ClusterSizes | None) -> TreeRuleReport:
     with collector_paused():  # it models the modules it walks (see tree.source.gc_pause)
-        return _tree_rule_report(config, revision, sections, environ)
+        return _tree_rule_report(config, revision, sections, environ, sizes)
 
 
 def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
                       sections: Sequence[tuple[str, str]],
-                      environ: Mapping[str, str]) -> TreeRuleReport:
+                      environ: Mapping[str, str],
+                      sizes: ClusterSizes | None) -> TreeRuleReport:
     report = TreeRuleReport()
     if revision.root is None:
         return report
@@ -183,25 +193,23 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
                                     else f"{path} is not a mapping")
             continue
         bound: dict[str, Value] = {param: Known(copy.deepcopy(dict(section)), path)}
-        bound.update(_cluster(function, config, revision, driver, environ))
+        bound.update(_cluster(function, driver, environ, sizes))
         scope = _scope(function, module, env, bound)
         _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), path)
     return report
 
 
-def _cluster(function: Function, config: Mapping[str, Any], revision: Revision, driver: str,
-             environ: Mapping[str, str]) -> dict[str, Value]:
+def _cluster(function: Function, driver: str, environ: Mapping[str, str],
+             sizes: ClusterSizes | None) -> dict[str, Value]:
     """The constructor's cluster parameter, where the entry's `setup` decides the size of
-    the cluster it builds this driver on (`tree_world_size`): `cluster.world_size()` is
-    that size, read from the config values the walk read."""
-    from nemo_rl_workers.checks.tree_world_size import tree_world_size
-
-    if not any(p.name == CLUSTER_KEYWORD for p in function.bound_params()):
+    the cluster it builds this driver on: `cluster.world_size()` is that size, read from
+    the config values the walk read."""
+    if sizes is None or not any(p.name == CLUSTER_KEYWORD for p in function.bound_params()):
         return {}
-    size = tree_world_size(config, revision, environ, driver)
-    if size is None or size.size is None:
+    size = sizes(driver, environ)
+    if size is None:
         return {}
-    return {CLUSTER_KEYWORD: Known(ClusterSize(size.size), None, size.reads)}
+    return {CLUSTER_KEYWORD: Known(ClusterSize(size[0]), None, size[1])}
 
 
 def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
