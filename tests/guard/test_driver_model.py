@@ -168,3 +168,28 @@ def test_the_provisional_model_is_the_last_one_stored_and_never_a_verdict(
     finally:
         worker_check._checked.pop(sent, None)
         worker_check._checked.pop(same, None)
+
+
+@pytest.mark.parametrize("pointer", [{"key": "../../outside"}, {"key": 7}, {"key": "0" * 64},
+                                     "damaged"],
+                         ids=["a path", "not text", "a key with no entry", "a damaged model"])
+def test_a_hostile_pointer_gives_no_provisional_model(
+        tmp_path: Path, cache_dir: Path, pointer: object) -> None:
+    """The pointer names an entry by its key alone: one that is not a key, names nothing,
+    or names a model that does not load gives no provisional model (the task is then sent
+    on the verified one), and the verified model is unchanged."""
+    root = _tree(tmp_path / "fork")
+    built = driver_model.driver_model(str(root))
+    cache = ContentCache.open(cache_dir)
+    name = driver_model._pointer_name(str(root))
+    if pointer == "damaged":
+        key = driver_model.model_key(root, cache)
+        payload = driver_model.as_payload(built)
+        payload["calls"] = "not calls"
+        cache.store(key, payload)
+    else:
+        assert isinstance(pointer, dict)
+        cache.store(name, pointer)
+    assert driver_model.provisional_model(str(root)) is None
+    driver_model.driver_model.cache_clear()
+    assert driver_model.driver_model(str(root)) == built

@@ -165,3 +165,14 @@ def test_the_model_stores_the_call_a_build_comes_through(tmp_path: Path) -> None
     payload["entry_builds"][-1][5] = 26  # a line where the file:line belongs
     with pytest.raises(BadPayload):
         _decoded(payload, root)
+
+
+def test_a_call_in_a_loop_is_undecided(tmp_path: Path) -> None:
+    """The walk does not run loops: a build through a call inside one is one skipped line."""
+    root = _tree(tmp_path, GRPO.replace(
+        "    if enable_teachers:\n        teachers = opd_module.create_teacher_groups(",
+        "    for _ in range(2):\n        teachers = opd_module.create_teacher_groups("))
+    code, report = _check(config(root, "grpo_opd.yaml", TEACHERS))
+    assert (code, [w["section"] for w in report["workers"]]) == (0, ["policy"])
+    [line] = [line for line in report["skipped"] if "TeacherWorkerGroup" in line]
+    assert line.endswith("undecided: grpo.setup was not followed as far as line 26")
