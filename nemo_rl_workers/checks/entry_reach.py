@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.audit.config_expressions import Evaluator, truth
+from nemo_rl_workers.checks.audit.config_expressions import truth
 from nemo_rl_workers.checks.entry_sections import at_path, entry_of
 from nemo_rl_workers.checks.tree_world_size import _SizeWalk, setup_scope
 from nemo_rl_workers.tree.knowledge import SETUP
@@ -110,7 +110,7 @@ class _ReachWalk(_SizeWalk):
             super()._statement(stmt, guards, unsure)
             return
         if isinstance(stmt, ast.If) and unsure is None:
-            holds = truth(Evaluator(self.scope).value(stmt.test))
+            holds = truth(self.evaluator().value(stmt.test))
             in_body = any(self._holds_line(s) for s in stmt.body)
             if holds is not None and holds != in_body:
                 self._found(Reach(False))

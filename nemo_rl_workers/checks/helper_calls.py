@@ -2,15 +2,19 @@
 
 A setup computes what it sizes its clusters by through helpers of its own tree:
 `env_name_list = extract_necessary_env_names(data_config)` (which environments the data
-names: a loop over `train`/`validation`/`default`, an `isinstance`, a `set`). The tree
-rules' evaluator stops at any call; `HelperEvaluator` runs a module-level function of the
-tree (found through the walked module's imports, a package's re-export followed) statement
-by statement on the arguments' values: assignments, `if` on a decided test, `for` over a
+names: a loop over `train`/`validation`/`default`, an `isinstance`, a `set`), and whether
+on-policy distillation keeps teacher nodes (`opd_module.is_non_colocated_teachers_enabled`).
+The expressions' evaluator stops at any call; `HelperEvaluator`, which the tree rules' and
+the world size's walks evaluate with, runs a module-level function of the tree (found
+through the walked module's imports, a package's re-export followed) statement by
+statement on the arguments' values: assignments, `if` on a decided test, `for` over a
 known sequence (bounded), `.add`/`.append`/`.extend`/`.update` on a local, `return`.
 Anything else, and any call deeper than `MAX_CALL_DEPTH`, leaves the result unknown with
-the reason. Nothing is imported; what a YAML load gives (dicts, lists, scalars) is never an
-instance of the tree's classes or of a config-model base, so such an `isinstance` is
-decided.
+the reason. Nothing is imported. A config block is what the tree's code holds at run time
+(`config_models`): the instance of the pydantic model the tree declares it with (no dict;
+`getattr` and `model_dump` read its fields and defaults), else the dict, list or scalar the
+YAML load gave, never an instance of the tree's classes; such an `isinstance` is decided.
+What a helper returns carries the config values its decided tests read.
 """
 
 from __future__ import annotations
@@ -22,13 +26,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nemo_rl_workers.checks.audit.config_expressions import (
-    Environ,
     Evaluator,
     Known,
+    Read,
     Scope,
     Unknown,
     Value,
     truth,
+)
+from nemo_rl_workers.checks.config_models import (
+    dump,
+    extra_allowed,
+    fields,
+    is_subclass,
+    kind_of,
 )
 
 if TYPE_CHECKING:
@@ -85,6 +96,8 @@ class HelperEvaluator(Evaluator):
 
     def _call(self, node: ast.Call, depth: int) -> Value:
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "model_dump" and not node.args:
+            return self._dump(func.value, node, depth)
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return super()._call(node, depth)
         if isinstance(func, ast.Name) and func.id not in self.scope.names:
@@ -107,8 +120,7 @@ class HelperEvaluator(Evaluator):
         helper = self._helper(func)
         if helper is not None and self.depth < MAX_CALL_DEPTH:
             args = [self.value(a, depth) for a in node.args]
-            return _run(helper, args, self.scope.environ, self.tree, self.depth + 1,
-                        self.budget)
+            return _run(helper, args, self.scope, self.tree, self.depth + 1, self.budget)
         return super()._call(node, depth)
 
     def _builtin(self, name: str, node: ast.Call, depth: int) -> Value | None:
@@ -120,10 +132,9 @@ class HelperEvaluator(Evaluator):
         known = [a for a in args if isinstance(a, Known)]
         reads = tuple(r for a in known for r in a.reads)
         if name == "isinstance" and len(node.args) == 2 and isinstance(node.args[1], ast.Name):
-            kind = self._type(node.args[1].id)
-            if kind is None or not isinstance(known[0].value, _PLAIN):
-                return None
-            return Known(isinstance(known[0].value, kind), None, reads)
+            return self._isinstance(known[0], node.args[1].id, reads)
+        if name == "getattr" and 2 <= len(known) <= 3:
+            return self._getattr(known[0], known[1], known[2] if len(known) == 3 else None)
         if name in ("set", "list", "tuple", "sorted", "sum", "dict") and len(known) <= 1:
             maker: Any = {"set": set, "list": list, "tuple": tuple, "sorted": sorted,
                           "sum": sum, "dict": dict}[name]
@@ -132,6 +143,68 @@ class HelperEvaluator(Evaluator):
             except Exception:
                 return None
         return None
+
+    def _isinstance(self, value: Known, name: str, reads: tuple[Read, ...]) -> Value | None:
+        """`isinstance(value, name)`: a config block the tree declares with a pydantic
+        model is that model's instance at run time (no dict); one declared with a
+        TypedDict, or none, is the dict the YAML load gives."""
+        kind = kind_of(self.tree, value.model) if value.model is not None else None
+        if value.model is not None and kind is None:
+            return None  # a model whose bases do not say what its instances are
+        if kind == "pydantic":
+            dotted = self.scope.imports.get(name)
+            fqn = dotted if dotted is not None else (
+                f"{self.module}.{name}" if name not in _TYPES else None)
+            if fqn is None or fqn in _ABCS:
+                return Known(False, None, reads)  # a model is no dict, list, Mapping...
+            holds = is_subclass(self.tree, value.model, fqn)
+            return None if holds is None else Known(holds, None, reads)
+        kind_type = self._type(name)
+        if kind_type is None or not isinstance(value.value, _PLAIN):
+            return None
+        return Known(isinstance(value.value, kind_type), None, reads)
+
+    def _getattr(self, base: Known, name: Known, default: Known | None) -> Value | None:
+        """`getattr(block, "field"[, default])` on a block the tree declares with a pydantic
+        model: the field (the model's default where the YAML has none), else `default`."""
+        if not (isinstance(name.value, str) and isinstance(base.value, Mapping) and
+                base.path is not None and kind_of(self.tree, base.model) == "pydantic"):
+            return None
+        declared = fields(self.tree, base.model)
+        if declared is None:
+            return Unknown(f"getattr on {base.path or 'the config'}: its model may change "
+                           "the values it is given", base.reads, base.env)
+        kept = name.value in base.value and extra_allowed(base.model) is True
+        if name.value in declared or kept:
+            return self._key(base, name.value, subscript=True, attribute=True)
+        if default is None:
+            return Unknown(f"{base.path}.{name.value} is no field of its model (an "
+                           "AttributeError)", base.reads, base.env)
+        path = f"{base.path}.{name.value}" if base.path else name.value
+        return Known(default.value, None, (*base.reads, *default.reads, (path, "absent")),
+                     base.env)
+
+    def _dump(self, owner: ast.expr, node: ast.Call, depth: int) -> Value:
+        """`block.model_dump(exclude_none=...)`: the dict pydantic gives back, fields
+        filled with the model's defaults, where the model's statements decide it."""
+        base = self.value(owner, depth)
+        if isinstance(base, Unknown):
+            return base
+        options: dict[str, object] = {}
+        for keyword in node.keywords:
+            option = self.value(keyword.value, depth) if keyword.arg else None
+            if keyword.arg != "exclude_none" or not isinstance(option, Known):
+                return Unknown(f"it calls {ast.unparse(node.func)}() with options this check "
+                               "does not follow", base.reads, base.env)
+            options[keyword.arg] = option.value
+        if not isinstance(base.value, Mapping) or kind_of(self.tree, base.model) != "pydantic":
+            return Unknown(f"it calls {ast.unparse(node.func)}() on a value whose model this "
+                           "check does not know", base.reads, base.env)
+        dumped = dump(self.tree, base.model, base.value, bool(options.get("exclude_none")))
+        if isinstance(dumped, str):
+            return Unknown(f"it calls {ast.unparse(node.func)}(): {dumped}", base.reads,
+                           base.env)
+        return Known(dumped, base.path, base.reads, base.env)
 
     def _type(self, name: str) -> type | tuple[type, ...] | None:
         """The type an `isinstance` names, for a value a config holds: a builtin, an ABC,
@@ -186,7 +259,7 @@ _BREAK: tuple[str, Value] = ("break", Known(None))
 _CONTINUE: tuple[str, Value] = ("continue", Known(None))
 
 
-def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTree,
+def _run(function: Function, args: list[Value], caller: Scope, tree: SourceTree,
          depth: int, budget: Budget) -> Value:
     """A helper's result on these arguments, its body run statement by statement."""
     name = function.qualname
@@ -198,9 +271,11 @@ def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTr
     if len(args) < len(params):
         return Unknown(f"it calls {name}() with defaults this check does not read")
     module = tree.module(function.module)
+    # The caller's environment, and its config models' fields (where defaults and the
+    # models of nested blocks come from).
     scope = Scope(names={p.name: a for p, a in zip(params, args, strict=True)},
-                  environ=environ, constants=module.assignments if module else {},
-                  imports=module.imports if module else {})
+                  environ=caller.environ, constants=module.assignments if module else {},
+                  imports=module.imports if module else {}, fields=caller.fields)
     runner = _Runner(HelperEvaluator(scope, tree, depth, function.module, budget))
     try:
         flow = runner.body(function.node.body)
@@ -208,7 +283,12 @@ def _run(function: Function, args: list[Value], environ: Environ, tree: SourceTr
         return Unknown(f"it calls {name}(), which {stopped}")
     if flow is not None and flow[0] != "return":
         return Unknown(f"it calls {name}(), which has a {flow[0]} outside a loop")
-    return flow[1] if flow is not None else Known(None)
+    result = flow[1] if flow is not None else Known(None)
+    # What it returns was decided also by the tests that chose its path.
+    reads = tuple(dict.fromkeys((*result.reads, *runner.decided)))
+    if isinstance(result, Known):
+        return Known(result.value, result.path, reads, result.env, result.model)
+    return Unknown(result.reason, reads, result.env)
 
 
 class _Runner:
@@ -218,6 +298,7 @@ class _Runner:
     def __init__(self, evaluator: HelperEvaluator) -> None:
         self.evaluator = evaluator
         self.names = evaluator.scope.names
+        self.decided: list[Read] = []  # the config values its decided `if`s read
 
     def body(self, statements: list[ast.stmt]) -> _Flow:
         for stmt in statements:
@@ -251,7 +332,9 @@ class _Runner:
                 left=ast.Name(stmt.target.id, ast.Load()), op=stmt.op, right=stmt.value))
             return None
         if isinstance(stmt, ast.If):
-            holds = truth(value(stmt.test))
+            test = value(stmt.test)
+            holds = truth(test)
+            self.decided.extend(test.reads)
             if holds is None:
                 raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, a test this check "
                                     "does not decide")

@@ -5,7 +5,8 @@ and the `raise`s that the algorithm's `setup` and its drivers' constructors (`Po
 `VllmGeneration`, ...: the classes the driver reader finds) run on config values
 before their first worker starts. This module walks those bodies in statement order
 from the source model (never importing the tree), evaluates each test on the loaded
-config (`audit.config_expressions`), and stops where workers start: a statement that
+config (`audit.config_expressions`, with the tree's small helpers run: `helper_calls`),
+and stops where workers start: a statement that
 builds a driver, or stores the driver's worker group (`self.worker_group = ...`).
 `setup` runs first, so what it sets in `os.environ` (upstream's
 `NRL_IGNORE_TP_ACCURACY_CHECK` under `loss_fn.force_on_policy_ratio`) is what the
@@ -45,6 +46,8 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     show_value,
     truth,
 )
+from nemo_rl_workers.checks.config_models import annotated_model
+from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
@@ -171,7 +174,8 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
         scope = _scope(function, module, env, {function.params[0].name: Known(
             copy.deepcopy(dict(config)), "", model=model)})
         scope.fields = fields
-        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), "")
+        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function), tree),
+                 "")
     annotations: dict[str, str | None] = {}
     for path, driver in sections:
         found = _constructor(tree, revision, driver)
@@ -195,7 +199,8 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
         bound: dict[str, Value] = {param: Known(copy.deepcopy(dict(section)), path)}
         bound.update(_cluster(function, driver, environ, sizes))
         scope = _scope(function, module, env, bound)
-        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function)), path)
+        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function), tree),
+                 path)
     return report
 
 
@@ -251,7 +256,9 @@ def _model(tree: SourceTree, module: Module | None, annotation: str | None) -> o
 def _field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, object]:
     """A config model's field `key`, as its class body declares it: `key: T = <literal>`
     or `key: T = Field(default=<literal>)` gives its default; `T` naming a class of the
-    tree gives the field's own model. Bases are not followed (no default: undecided)."""
+    tree (`Optional[T]` too) gives the field's own model, and `dict[str, T]` an opaque
+    one (`config_models.annotated_model`). Bases are not followed (no default:
+    undecided)."""
     from nemo_rl_workers.tree.source import ClassInfo
 
     if not isinstance(model, ClassInfo):
@@ -260,7 +267,7 @@ def _field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, obj
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
                 and stmt.target.id == key):
             continue
-        child = _model(tree, tree.module(model.module), ast.unparse(stmt.annotation))
+        child = annotated_model(tree, model, stmt.annotation)
         value = stmt.value
         if isinstance(value, ast.Call) and _called_name(value) == "Field":
             value = next((k.value for k in value.keywords if k.arg == "default"),
@@ -370,11 +377,13 @@ class _Walk:
     """One function body, statement by statement, until its workers start."""
 
     def __init__(self, function: Function, scope: Scope, root: Path,
-                 stops: frozenset[str]) -> None:
+                 stops: frozenset[str], tree: SourceTree) -> None:
         self.function = function
         self.scope = scope
         self.root = root
         self.stops = stops
+        self.tree = tree
+        self.budget = Budget()  # the loop turns of every helper this walk runs
         self.rules: list[TreeRule] = []
         self.stopped = False
         self.walked = 0
@@ -388,6 +397,11 @@ class _Walk:
     def run(self) -> None:
         self._body(self.function.node.body, [], None)
 
+    def evaluator(self) -> Evaluator:
+        """What the walk evaluates with: the tree's small helpers are run on the config's
+        values (`helper_calls`), as the world size's walk runs them."""
+        return HelperEvaluator(self.scope, self.tree, 0, self.function.module, self.budget)
+
     def _body(self, body: list[ast.stmt], guards: list[_Guard], unsure: str | None) -> None:
         for stmt in body:
             if self.stopped:
@@ -399,7 +413,7 @@ class _Walk:
             self._statement(stmt, guards, unsure)
 
     def _statement(self, stmt: ast.stmt, guards: list[_Guard], unsure: str | None) -> None:
-        evaluate = Evaluator(self.scope).value
+        evaluate = self.evaluator().value
         if isinstance(stmt, ast.If):
             test = evaluate(stmt.test)
             holds = truth(test)
@@ -448,7 +462,7 @@ class _Walk:
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
                 unsure: str | None) -> None:
-        evaluate = Evaluator(self.scope).value
+        evaluate = self.evaluator().value
         if isinstance(stmt, ast.AugAssign):
             value: Value = evaluate(ast.BinOp(left=_load(stmt.target), op=stmt.op,
                                               right=stmt.value))
@@ -465,7 +479,7 @@ class _Walk:
 
     def _bind(self, target: ast.expr, value: Value, unsure: str | None) -> None:
         if isinstance(target, ast.Subscript) and _is_environ(target.value, self.scope):
-            key = Evaluator(self.scope).value(target.slice)
+            key = self.evaluator().value(target.slice)
             environ = self.scope.environ
             if isinstance(key, Known) and isinstance(key.value, str):
                 if unsure is not None or not isinstance(value, Known):
@@ -499,7 +513,7 @@ class _Walk:
                 self.stopped = True
 
     def _assert(self, stmt: ast.Assert, guards: list[_Guard], unsure: str | None) -> None:
-        test = Evaluator(self.scope).value(stmt.test)
+        test = self.evaluator().value(stmt.test)
         env = (*test.env, *environment_read(stmt.test, self.scope))
         # What the guards above it read decided that it runs: said with the values.
         around = tuple(r for g in guards for r in g.value.reads)
@@ -558,7 +572,7 @@ class _Walk:
     def _message(self, node: ast.expr | None) -> str:
         if node is None:
             return "(no message)"
-        return _shorten(_render(node, Evaluator(self.scope)))
+        return _shorten(_render(node, self.evaluator()))
 
     def _starts_workers(self, stmt: ast.stmt) -> bool:
         for node in _own_nodes(stmt):

@@ -36,7 +36,6 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     show_value,
 )
 from nemo_rl_workers.checks.entry_sections import entry_of
-from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
 from nemo_rl_workers.checks.tree_rules import (
     _called_name,
     _field,
@@ -46,6 +45,7 @@ from nemo_rl_workers.checks.tree_rules import (
     _stops,
     _Walk,
 )
+from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
 from nemo_rl_workers.tree.source_kept import tree_source
@@ -88,21 +88,27 @@ def tree_world_size(config: Mapping[str, Any], revision: Revision,
     build = next((b for b in revision.entry_builds if b.module == entry and
                   b.cluster is not None and driver in (None, b.driver)), None)
     clusters = [c for c in revision.cluster_builds if c.module == entry]
-    if build is None or not clusters:
+    if not clusters or build is None:
         return None
     with collector_paused():  # it models the modules it walks (see tree.source.gc_pause)
-        return _size(config, revision, entry, build.cluster or "", build.driver, clusters,
-                     environ)
+        return _size(config, revision, entry, build.cluster, build.driver, clusters, environ)
 
 
-def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str,
+def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str | None,
           driver: str, clusters: list[ClusterBuild],
-          environ: Mapping[str, str] | None) -> TreeWorldSize:
+          environ: Mapping[str, str] | None) -> TreeWorldSize | None:
     assert revision.root is not None
     started = setup_scope(config, revision, entry, environ)
     if started is None:
         return TreeWorldSize(None, f"{entry}.{SETUP} could not be read")
     tree, function, scope = started
+    if name is None:
+        # No build of the driver on one config block is recorded (its config local is
+        # bound more than once: GRPO's `generation_config`), but every call building it in
+        # the setup names one cluster local: that is the cluster it is built on.
+        name = built_on(function, driver)
+        if name is None:
+            return None
     walk = _SizeWalk(function, scope, Path(revision.root), _stops(tree, revision, function),
                      tree, clusters)
     try:
@@ -128,6 +134,17 @@ def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str,
         f"built on" + (f"; from {reads}" if reads else "")), tuple(value.reads))
 
 
+def built_on(function: Function, driver: str) -> str | None:
+    """The one local every `driver(cluster=<local>, ...)` call of `function` names, or
+    None (no such call, or calls on different clusters)."""
+    named: set[str | None] = set()
+    for node in ast.walk(function.node):
+        if isinstance(node, ast.Call) and _called_name(node) == driver:
+            named.add(next((k.value.id for k in node.keywords if k.arg == CLUSTER_KEYWORD
+                            and isinstance(k.value, ast.Name)), None))
+    return named.pop() if len(named) == 1 else None
+
+
 def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
                 environ: Mapping[str, str] | None) -> tuple[SourceTree, Function, Scope] | None:
     """The entry's `setup` and the scope a walk of it starts from (its config parameter
@@ -148,14 +165,12 @@ def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
 
 class _SizeWalk(_Walk):
     """The tree rules' walk of a setup, where an assignment builds a recorded cluster
-    (its size bound to its local) and values come from `HelperEvaluator` (helpers run)."""
+    (its size bound to its local)."""
 
     def __init__(self, function: Function, scope: Scope, root: Path, stops: frozenset[str],
                  tree: SourceTree, clusters: list[ClusterBuild]) -> None:
-        super().__init__(function, scope, root, stops)
-        self.tree = tree
+        super().__init__(function, scope, root, stops, tree)
         self.clusters = {(c.line, c.name): c for c in clusters}
-        self.budget = Budget()  # the loop turns of every helper this walk runs
 
     def _starts_workers(self, stmt: ast.stmt) -> bool:
         """As the tree rules' walk has it, less a driver class named only to reach an
@@ -179,31 +194,14 @@ class _SizeWalk(_Walk):
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
                 unsure: str | None) -> None:
-        evaluator = HelperEvaluator(self.scope, self.tree, 0, self.function.module,
-                                    self.budget)
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(
             stmt.targets) == 1 else None
         build = self.clusters.get((stmt.lineno, target.id)) if isinstance(
             target, ast.Name) else None
         if build is not None and target is not None:
-            self._bind(target, _cluster(build, evaluator), unsure)
+            self._bind(target, _cluster(build, self.evaluator()), unsure)
             return
-        if isinstance(stmt, ast.Assign):
-            value = evaluator.value(stmt.value)
-            for each in stmt.targets:
-                self._bind(each, value, unsure)
-            return
-        if isinstance(stmt, ast.AnnAssign):
-            if stmt.value is not None:
-                self._bind(stmt.target, evaluator.value(stmt.value), unsure)
-            return
-        load = ast.Name(stmt.target.id, ast.Load()) if isinstance(stmt.target, ast.Name) \
-            else None
-        if load is None:
-            super()._assign(stmt, unsure)
-            return
-        self._bind(stmt.target, evaluator.value(ast.BinOp(left=load, op=stmt.op,
-                                                          right=stmt.value)), unsure)
+        super()._assign(stmt, unsure)
 
 
 def _cluster(build: ClusterBuild, evaluator: Evaluator) -> Value:

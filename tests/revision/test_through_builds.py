@@ -152,6 +152,33 @@ def test_upstream_s_on_policy_distillation_recipe_shows_its_teachers() -> None:
     assert not any("TeacherWorkerGroup" in line for line in report["skipped"])
 
 
+def test_upstream_s_teacher_guard_is_decided_through_its_helpers() -> None:
+    """`enable_opd_teachers = opd_module.is_non_colocated_teachers_enabled(master_config)`
+    (grpo.py:783) is run: `_opd_cfg` takes its model path (MasterConfig is a pydantic
+    model: `getattr`, then `model_dump(exclude_none=True)`). The rules under it (grpo.py:785
+    to 802) are judged on the recipe that enables teachers and not reached on one that
+    does not; the first refuses the recipe made synchronous, with the tree's message."""
+    root = _corpus("2026-08")
+    recipe = root / "examples/configs/recipes/llm/mopd-qwen3-1.7b-3n8g-megatron-pack.yaml"
+    code, report = _check("--nemo-rl", str(root), str(recipe))
+    assert (code, report["problems"]) == (0, [])
+    assert not any("grpo.py:785 " in line or "enable_opd_teachers" in line
+                   for line in report["skipped"])
+    code, report = _check("--nemo-rl", str(root), str(recipe),
+                          "policy.generation.vllm_cfg.async_engine=false")
+    assert code == 1
+    [problem] = report["problems"]
+    assert problem["path"] == "policy.generation.vllm_cfg.async_engine"
+    assert ("on_policy_distillation.non_colocated_teachers.enabled=True" in problem["message"]
+            and problem["message"].endswith(
+                "at nemo_rl/algorithms/grpo.py:785 (grpo.setup): \"Non-colocated OPD teachers "
+                "require async GRPO (vLLM backend with async_engine enabled).\""))
+    code, report = _check("--nemo-rl", str(root), str(root / "examples/configs/grpo_math_1B.yaml"))
+    assert (code, report["problems"]) == (0, [])
+    assert not any(f"grpo.py:{line} " in skipped for line in (785, 795, 802)
+                   for skipped in report["skipped"])
+
+
 def test_the_model_stores_the_call_a_build_comes_through(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     revision = build_revision(root, "t", name="t")

@@ -1,0 +1,311 @@
+"""What a config block is at run time, where the tree declares it with a config model.
+
+A tree's `setup` takes its config as a pydantic model (2026-08's `MasterConfig(BaseModel)`,
+whose `policy` field is a TypedDict) or as a TypedDict (a plain dict at run time), and the
+helpers a setup calls tell them apart: `isinstance(master_config, dict)`,
+`getattr(master_config, "on_policy_distillation", None)`, `isinstance(cfg, BaseModel)`,
+`cfg.model_dump(exclude_none=True)`. A YAML load gives dicts; what the tree's code holds
+is the model's instance. This module answers those questions from the model's class
+statements along its bases, never importing them: its kind, its fields with their
+defaults, its dump. Where the statements do not decide (a base that is not the tree's, a
+validator that may change values, a default that is not a literal, an alias), the answer
+is None and the value is undecided.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from nemo_rl_workers.tree.source.resolve import (
+    base_names,
+    dotted_name,
+    resolve_fqn,
+    resolve_local,
+)
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.tree.source import ClassInfo, Module, SourceTree
+
+Kind = Literal["pydantic", "typeddict"]
+PYDANTIC_BASE = "pydantic.BaseModel"
+_TYPED_DICT = frozenset({"typing.TypedDict", "typing_extensions.TypedDict"})
+MAX_BASES = 20  # classes followed up one model's bases (hostile source)
+MAX_DUMP_DEPTH = 8  # nested models a dump follows
+# Methods and decorators by which a pydantic model may change the values it was given.
+_CHANGES_VALUES = ("validator", "model_post_init", "__init__", "serializer")
+# Factories whose default is an empty container: `Field(default_factory=dict)`.
+_EMPTY_FACTORIES: dict[str, object] = {"dict": {}, "list": [], "tuple": (), "set": set()}
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field a model's class body declares, and its default as a literal, if it has one
+    the class statement decides (`missing`: it has none, or one not computed here)."""
+
+    name: str
+    annotation: ast.expr
+    default: object = None
+    missing: bool = True
+    factory: str | None = None  # `default_factory=<a class>`: that class, as written
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A model class and its bases of the tree, most derived first, and what they are."""
+
+    kind: Kind
+    classes: tuple[ClassInfo, ...]
+
+
+def lineage(tree: SourceTree, info: ClassInfo) -> Lineage | None:
+    """The model's kind from its bases (pydantic's `BaseModel` or `TypedDict`), or None
+    where a base is neither the tree's own class nor one of those."""
+    classes: list[ClassInfo] = []
+    kinds: set[Kind] = set()
+    queue = [info]
+    while queue:
+        current = queue.pop(0)
+        if current in classes:
+            continue
+        classes.append(current)
+        if len(classes) > MAX_BASES:
+            return None
+        for name in base_names(tree, current):
+            if name == PYDANTIC_BASE:
+                kinds.add("pydantic")
+                continue
+            if name in _TYPED_DICT:
+                kinds.add("typeddict")
+                continue
+            found = resolve_fqn(tree, name)
+            if found is None:
+                return None
+            queue.append(found)
+    if len(kinds) != 1:
+        return None
+    return Lineage(kinds.pop(), tuple(classes))
+
+
+def kind_of(tree: SourceTree, model: object) -> Kind | None:
+    from nemo_rl_workers.tree.source import ClassInfo
+
+    if not isinstance(model, ClassInfo):
+        return None
+    found = lineage(tree, model)
+    return found.kind if found is not None else None
+
+
+def is_subclass(tree: SourceTree, model: object, fqn: str) -> bool | None:
+    """Whether an instance of `model` is an instance of the class `fqn` (pydantic's base
+    or a class of the tree); None where the model's bases do not decide it."""
+    from nemo_rl_workers.tree.source import ClassInfo
+
+    if not isinstance(model, ClassInfo):
+        return None
+    found = lineage(tree, model)
+    if found is None or found.kind != "pydantic":
+        return None
+    return fqn == PYDANTIC_BASE or any(c.fqn == fqn for c in found.classes)
+
+
+def fields(tree: SourceTree, model: object) -> dict[str, Field] | None:
+    """A pydantic model's fields along its bases (a derived class's declaration wins),
+    or None where the model may change what it is given (a validator, an `__init__`,
+    an alias) or is not a pydantic model the tree's statements describe."""
+    from nemo_rl_workers.tree.source import ClassInfo
+
+    if not isinstance(model, ClassInfo):
+        return None
+    found = lineage(tree, model)
+    if found is None or found.kind != "pydantic":
+        return None
+    out: dict[str, Field] = {}
+    for info in reversed(found.classes):
+        for stmt in info.node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                    any(word in stmt.name for word in _CHANGES_VALUES) or any(
+                        word in ast.unparse(d) for d in stmt.decorator_list
+                        for word in _CHANGES_VALUES)):
+                return None
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            if "ClassVar" in ast.unparse(stmt.annotation):
+                continue
+            field = _field(stmt)
+            if field is None:
+                return None
+            out[field.name] = field
+    return out
+
+
+def _field(stmt: ast.AnnAssign) -> Field | None:
+    assert isinstance(stmt.target, ast.Name)
+    name, value = stmt.target.id, stmt.value
+    if value is None:
+        return Field(name, stmt.annotation)  # required
+    if isinstance(value, ast.Call) and _callee(value) == "Field":
+        if any(k.arg in ("alias", "validation_alias") for k in value.keywords):
+            return None
+        factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+        if factory is not None:
+            made = _EMPTY_FACTORIES.get(ast.unparse(factory))
+            if made is None and dotted_name(factory) is not None:
+                # `default_factory=TeacherResourceConfig`: the model made of nothing,
+                # dumped where the field's annotation names that model.
+                return Field(name, stmt.annotation, {}, missing=False,
+                             factory=dotted_name(factory))
+            return Field(name, stmt.annotation) if made is None else Field(
+                name, stmt.annotation, _fresh(made), missing=False)
+        value = next((k.value for k in value.keywords if k.arg == "default"),
+                     value.args[0] if value.args else None)
+        if value is None:
+            return Field(name, stmt.annotation)
+    try:
+        return Field(name, stmt.annotation, ast.literal_eval(value), missing=False)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return Field(name, stmt.annotation)
+
+
+def extra_allowed(model: object) -> bool | None:
+    """Whether the model keeps keys it does not declare (`extra="allow"`): pydantic drops
+    them by default; None where the class says so in a way not read here (or `model` is
+    no class)."""
+    from nemo_rl_workers.tree.source import ClassInfo
+
+    if not isinstance(model, ClassInfo):
+        return None
+    for keyword in model.node.keywords:
+        if keyword.arg == "extra":
+            return isinstance(keyword.value, ast.Constant) and keyword.value.value == "allow"
+    for stmt in model.node.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and "model_config" in ast.unparse(
+                stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target):
+            return None
+    return False
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else (
+        func.attr if isinstance(func, ast.Attribute) else None)
+
+
+def _fresh(value: object) -> object:
+    return type(value)() if isinstance(value, (dict, list, set)) else value
+
+
+# A field's model that is not one class of the tree (`dict[str, Model]`).
+OPAQUE: Literal["opaque"] = "opaque"
+
+
+def annotated_model(tree: SourceTree, owner: ClassInfo,
+                    annotation: ast.expr) -> ClassInfo | None | Literal["opaque"]:
+    """The model class a field's annotation declares its value with (`Optional[X]`,
+    `X | None` and `NotRequired[X]` unwrapped); None for a plain value, what the YAML
+    load gave (no pydantic model of the tree in it: `dict[str, Any]`, `int`,
+    `T | list[T]` of a TypedDict `T`); OPAQUE where a pydantic model is in it but not as
+    the one class (`dict[str, Model]`, a union of models)."""
+    module = tree.modules.get(owner.module)
+    if module is None:
+        return OPAQUE
+    node = _unwrapped(annotation)
+    named = _named_class(tree, module, node)
+    if named is not None:
+        return named
+    for sub in ast.walk(annotation):
+        found = _named_class(tree, module, sub) if isinstance(
+            sub, (ast.Name, ast.Attribute)) else None
+        if found is not None and kind_of(tree, found) != "typeddict":
+            return OPAQUE
+    return None
+
+
+def _unwrapped(node: ast.expr) -> ast.expr:
+    for _ in range(MAX_BASES):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                node = ast.parse(node.value, mode="eval").body
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                return node
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            sides = [s for s in (node.left, node.right)
+                     if not (isinstance(s, ast.Constant) and s.value is None)]
+            if len(sides) != 1:
+                return node
+            node = sides[0]
+            continue
+        if isinstance(node, ast.Subscript) and dotted_name(node.value) is not None and str(
+                dotted_name(node.value)).rpartition(".")[2] in _WRAPPERS and not isinstance(
+                    node.slice, ast.Tuple):
+            node = node.slice
+            continue
+        return node
+    return node
+
+
+_WRAPPERS = frozenset({"Optional", "NotRequired", "Required", "Annotated"})
+
+
+def _named_class(tree: SourceTree, module: Module, node: ast.expr) -> ClassInfo | None:
+    dotted = dotted_name(node)
+    return resolve_fqn(tree, resolve_local(module, dotted)) if dotted is not None else None
+
+
+def _named(tree: SourceTree, owner: ClassInfo, dotted: str) -> ClassInfo | None:
+    module = tree.modules.get(owner.module)
+    return resolve_fqn(tree, resolve_local(module, dotted)) if module is not None else None
+
+
+def dump(tree: SourceTree, model: object, given: Mapping[str, object], exclude_none: bool,
+         depth: int = 0) -> dict[str, object] | str:
+    """`model.model_dump(exclude_none=...)` of the instance the tree makes from `given`
+    (the YAML block), or why not: each declared field is given or its default, a nested
+    model dumped in turn, keys the model does not declare kept only where it allows
+    extras."""
+    from nemo_rl_workers.tree.source import ClassInfo
+
+    declared = fields(tree, model)
+    if declared is None or not isinstance(model, ClassInfo):
+        return f"{getattr(model, 'name', 'its model')} is not a model whose dump is decided here"
+    if depth > MAX_DUMP_DEPTH:
+        return "its models nest too deeply to follow"
+    extra = extra_allowed(model)
+    out: dict[str, object] = {}
+    for key, value in given.items():
+        if key in declared:
+            continue
+        if extra is None:
+            return f"{model.name} says which extra keys it keeps in a way not read here"
+        if extra:
+            out[key] = value
+    for name, field in declared.items():
+        if name not in given and field.missing:
+            return f"{model.name}.{name} has no default this check computes"
+        value = given[name] if name in given else _fresh(field.default)
+        child = annotated_model(tree, model, field.annotation)
+        if name not in given and field.factory is not None and not (
+                isinstance(child, ClassInfo) and _named(tree, model, field.factory) is child):
+            return f"{model.name}.{name} has no default this check computes"
+        if child == OPAQUE and value not in (None, {}, []):
+            return f"{model.name}.{name} holds models in a way not followed here"
+        if isinstance(child, ClassInfo) and value is not None:
+            kind = kind_of(tree, child)
+            if kind is None or not isinstance(value, Mapping):
+                return f"{model.name}.{name} is a {child.name} not decided here"
+            if kind == "pydantic":
+                nested = dump(tree, child, value, exclude_none, depth + 1)
+                if isinstance(nested, str):
+                    return nested
+                value = nested
+        out[name] = value
+    if exclude_none:
+        out = {k: v for k, v in out.items() if v is not None}
+    return out
+
+
+__all__ = ["OPAQUE", "PYDANTIC_BASE", "Field", "Kind", "Lineage", "annotated_model", "dump",
+           "extra_allowed", "fields", "is_subclass", "kind_of", "lineage"]
