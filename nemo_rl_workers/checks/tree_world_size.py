@@ -88,10 +88,11 @@ def tree_world_size(config: Mapping[str, Any], revision: Revision,
     build = next((b for b in revision.entry_builds if b.module == entry and
                   b.cluster is not None and driver in (None, b.driver)), None)
     clusters = [c for c in revision.cluster_builds if c.module == entry]
-    if not clusters or build is None:
+    if not clusters or (build is None and driver is None):
         return None
     with collector_paused():  # it models the modules it walks (see tree.source.gc_pause)
-        return _size(config, revision, entry, build.cluster, build.driver, clusters, environ)
+        return _size(config, revision, entry, build.cluster if build is not None else None,
+                     build.driver if build is not None else str(driver), clusters, environ)
 
 
 def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str | None,

@@ -227,3 +227,31 @@ def test_the_rule_s_own_hint_meets_the_tree_s_batch_assertion(
             for p in report["problems"]] == [("grpo.num_prompts_per_step", True)]
     assert "grpo.num_prompts_per_step=64, grpo.num_generations_per_prompt=32, " \
            "policy.train_global_batch_size=512" in report["problems"][0]["message"]
+
+
+def test_the_2026_tree_s_generation_cluster_rule_runs_on_its_inference_cluster(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """VllmGeneration.__init__ asserts `cluster.world_size() % self.model_parallel_size
+    == 0` (vllm_generation.py:121); GRPO builds it on `inference_cluster` (grpo.py:1189,
+    1356), which is the policy's one-GPU cluster on grpo_math_1B (colocated, grpo.py:843)."""
+    root = CORPORA["2026-08"]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    monkeypatch.chdir(root)
+    config = "examples/configs/grpo_math_1B.yaml"
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["check", "--nemo-rl", ".", "--no-verify", "--json", config], out, err) == 0
+    assert not any("vllm_generation.py:121" in line
+                   for line in json.loads(out.getvalue())["skipped"])
+    out = io.StringIO()
+    code = main(["check", "--nemo-rl", ".", "--no-verify", "--json", config,
+                 "policy.generation.vllm_cfg.tensor_parallel_size=2"], out, err)
+    [problem] = json.loads(out.getvalue())["problems"]
+    assert code == 1
+    assert problem["message"].endswith(
+        "(cluster.gpus_per_node=1, cluster.num_nodes=1, "
+        "policy.generation.vllm_cfg.tensor_parallel_size=2, "
+        "policy.generation.vllm_cfg.pipeline_parallel_size=1) at "
+        "nemo_rl/models/generation/vllm/vllm_generation.py:121 (VllmGeneration.__init__): "
+        "\"World size must be a multiple of model parallel size. Got world size 1 and model "
+        "parallel size (TP * PP) 2.\"")

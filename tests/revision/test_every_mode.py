@@ -17,7 +17,7 @@ from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.revision_build import build_revision
 from nemo_rl_workers.tree.revision_cache import BadPayload, as_payload, from_payload, revision_key
 from tests.cli.test_cli import run
-from tests.revision.trees import OLD_FILES, config, write
+from tests.revision.trees import GENERATION, OLD_FILES, config, write
 
 # An evaluation entry: its whole config has no policy; its setup builds the generation
 # driver on the top-level `generation:` block, through a local name.
@@ -353,6 +353,65 @@ def test_the_tree_s_cluster_size_rules_run_on_the_size_its_setup_computes(
         "env_name: reward_model", "env_name: math")))
     assert (code, report["problems"], report["world_size"]) == (0, [], 2)
     assert not any("world_size()" in line for line in report["skipped"])
+
+
+# The RM tree with a generation driver that checks its cluster's size (as upstream's
+# VllmGeneration does), built on a local the setup binds twice (GRPO's `generation_config`,
+# rebound in its Dynamo branch), so no build of it on one config block is recorded.
+SIZED_GENERATION = GENERATION.replace(
+    "    def __init__(self, cfg):\n        self.cfg = cfg\n",
+    "    def __init__(self, cluster, config):\n        cfg = config\n        self.cfg = cfg\n"
+    "        tp = cfg[\"vllm_cfg\"][\"tensor_parallel_size\"]\n"
+    "        assert cluster.world_size() % tp == 0, \"the TP size must divide the world size\"\n")
+GENERATING_SETUP = RM_SETUP.replace(
+    "    policy = Policy(cluster=train_cluster, config=master_config[\"policy\"])\n",
+    "    generation_config = master_config[\"policy\"][\"generation\"]\n"
+    "    if generation_config[\"backend\"] == \"dynamo\":\n"
+    "        generation_config = dict(generation_config)\n"
+    "    inference_cluster = train_cluster\n"
+    "    policy = Policy(cluster=train_cluster, config=master_config[\"policy\"])\n"
+    "    generation = VllmGeneration(cluster=inference_cluster, config=generation_config)\n"
+).replace("from nemo_rl.models.policy.lm_policy import Policy\n",
+          "from nemo_rl.models.policy.lm_policy import Policy\n"
+          "from nemo_rl.models.generation.vllm_generation import VllmGeneration\n")
+GENERATING_CONFIG = RM_CONFIG.replace(
+    "  dtensor_cfg: {enabled: true}\n",
+    "  dtensor_cfg: {enabled: true}\n"
+    "  generation:\n    backend: vllm\n"
+    "    vllm_cfg: {async_engine: false, tensor_parallel_size: 2}\n")
+
+
+def test_a_generation_driver_s_cluster_is_the_one_every_build_of_it_names(
+        tmp_path: Path) -> None:
+    """Its config local is bound twice, but its one build names `inference_cluster` (the
+    training cluster: 1 GPU once the reward model keeps one of two): TP 2 does not
+    divide it, and the tree's own assertion refuses the config."""
+    assert SIZED_GENERATION != GENERATION and GENERATING_SETUP != RM_SETUP
+    root = write(_rm_tree(tmp_path), {
+        "nemo_rl/algorithms/grpo.py": GENERATING_SETUP,
+        "nemo_rl/models/generation/vllm_generation.py": SIZED_GENERATION})
+    code, report = _check(config(root, "grpo_rm.yaml", GENERATING_CONFIG))
+    assert code == 1
+    [problem] = report["problems"]
+    assert problem["message"].endswith(
+        "(cluster.gpus_per_node=2, env.reward_model.resources.gpus_per_node=1, "
+        "cluster.num_nodes=1, policy.generation.vllm_cfg.tensor_parallel_size=2) at "
+        "nemo_rl/models/generation/vllm_generation.py:10 (VllmGeneration.__init__): "
+        "\"the TP size must divide the world size\"")
+    code, report = _check(config(root, "grpo.yaml", GENERATING_CONFIG.replace(
+        "env_name: reward_model", "env_name: math")))
+    assert (code, report["problems"]) == (0, [])
+    assert not any("world_size()" in line for line in report["skipped"])
+    # Two builds on two clusters: which one is not this check's to say.
+    write(root, {"nemo_rl/algorithms/grpo.py": GENERATING_SETUP.replace(
+        "    return policy\n",
+        "    other = VllmGeneration(cluster=train_cluster, config=generation_config)\n"
+        "    return policy\n")})
+    code, report = _check(config(root, "grpo_rm2.yaml", GENERATING_CONFIG))
+    assert (code, report["problems"]) == (0, [])
+    assert any(line.startswith("tree rule nemo_rl/models/generation/vllm_generation.py:10 ")
+               and line.endswith("cluster.world_size() is the size of a cluster the tree "
+                                 "builds at run time") for line in report["skipped"])
 
 
 # -- the real trees (skipped where the corpus is absent) --------------------------------
