@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from nemo_rl_workers.tree.source.model import ClassInfo
 from nemo_rl_workers.tree.source.resolve import (
     base_names,
     dotted_name,
@@ -27,7 +28,7 @@ from nemo_rl_workers.tree.source.resolve import (
 )
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.tree.source import ClassInfo, Module, SourceTree
+    from nemo_rl_workers.tree.source import Module, SourceTree
 
 Kind = Literal["pydantic", "typeddict"]
 PYDANTIC_BASE = "pydantic.BaseModel"
@@ -90,8 +91,6 @@ def lineage(tree: SourceTree, info: ClassInfo) -> Lineage | None:
 
 
 def kind_of(tree: SourceTree, model: object) -> Kind | None:
-    from nemo_rl_workers.tree.source import ClassInfo
-
     if not isinstance(model, ClassInfo):
         return None
     found = lineage(tree, model)
@@ -101,8 +100,6 @@ def kind_of(tree: SourceTree, model: object) -> Kind | None:
 def is_subclass(tree: SourceTree, model: object, fqn: str) -> bool | None:
     """Whether an instance of `model` is an instance of the class `fqn` (pydantic's base
     or a class of the tree); None where the model's bases do not decide it."""
-    from nemo_rl_workers.tree.source import ClassInfo
-
     if not isinstance(model, ClassInfo):
         return None
     found = lineage(tree, model)
@@ -115,8 +112,6 @@ def fields(tree: SourceTree, model: object) -> dict[str, Field] | None:
     """A pydantic model's fields along its bases (a derived class's declaration wins),
     or None where the model may change what it is given (a validator, an `__init__`,
     an alias) or is not a pydantic model the tree's statements describe."""
-    from nemo_rl_workers.tree.source import ClassInfo
-
     if not isinstance(model, ClassInfo):
         return None
     found = lineage(tree, model)
@@ -169,22 +164,28 @@ def _field(stmt: ast.AnnAssign) -> Field | None:
         return Field(name, stmt.annotation)
 
 
-def extra_allowed(model: object) -> bool | None:
-    """Whether the model keeps keys it does not declare (`extra="allow"`): pydantic drops
-    them by default; None where the class says so in a way not read here (or `model` is
-    no class)."""
-    from nemo_rl_workers.tree.source import ClassInfo
+Extra = Literal["allow", "ignore", "forbid"]
+_EXTRAS: dict[object, Extra] = {"allow": "allow", "ignore": "ignore", "forbid": "forbid"}
 
-    if not isinstance(model, ClassInfo):
+
+def extra_mode(tree: SourceTree, model: object) -> Extra | None:
+    """What the model does with keys it does not declare: keeps them (`extra="allow"`),
+    drops them (pydantic's default) or refuses them; the first class along its bases that
+    says decides. None where a class says so in a way not read here (`model_config`), or
+    `model` is no pydantic model of the tree."""
+    found = lineage(tree, model) if isinstance(model, ClassInfo) else None
+    if found is None or found.kind != "pydantic":
         return None
-    for keyword in model.node.keywords:
-        if keyword.arg == "extra":
-            return isinstance(keyword.value, ast.Constant) and keyword.value.value == "allow"
-    for stmt in model.node.body:
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and "model_config" in ast.unparse(
-                stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target):
-            return None
-    return False
+    for info in found.classes:
+        for keyword in info.node.keywords:
+            if keyword.arg == "extra":
+                value = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+                return _EXTRAS.get(value)
+        for stmt in info.node.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and "model_config" in ast.unparse(
+                    stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target):
+                return None
+    return "ignore"
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -266,21 +267,19 @@ def dump(tree: SourceTree, model: object, given: Mapping[str, object], exclude_n
     (the YAML block), or why not: each declared field is given or its default, a nested
     model dumped in turn, keys the model does not declare kept only where it allows
     extras."""
-    from nemo_rl_workers.tree.source import ClassInfo
-
     declared = fields(tree, model)
     if declared is None or not isinstance(model, ClassInfo):
         return f"{getattr(model, 'name', 'its model')} is not a model whose dump is decided here"
     if depth > MAX_DUMP_DEPTH:
         return "its models nest too deeply to follow"
-    extra = extra_allowed(model)
+    extra = extra_mode(tree, model)
     out: dict[str, object] = {}
     for key, value in given.items():
         if key in declared:
             continue
-        if extra is None:
-            return f"{model.name} says which extra keys it keeps in a way not read here"
-        if extra:
+        if extra in (None, "forbid"):
+            return f"{model.name} keeps or refuses extra keys in a way not decided here"
+        if extra == "allow":
             out[key] = value
     for name, field in declared.items():
         if name not in given and field.missing:
@@ -307,5 +306,117 @@ def dump(tree: SourceTree, model: object, given: Mapping[str, object], exclude_n
     return out
 
 
-__all__ = ["OPAQUE", "PYDANTIC_BASE", "Field", "Kind", "Lineage", "annotated_model", "dump",
-           "extra_allowed", "fields", "is_subclass", "kind_of", "lineage"]
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """An instance of a pydantic model or a dataclass of the tree that a helper builds
+    (`TeacherResourceConfig(**merged)`, `TeacherConfig(alias=..., ...)`): its fields, the
+    model's defaults filled in, and the keys a pydantic model keeps beyond them
+    (`model_extra`; None for a model that keeps none, or a dataclass)."""
+
+    cls: ClassInfo
+    values: Mapping[str, object]
+    extra: Mapping[str, object] | None = None
+
+    def __repr__(self) -> str:
+        return f"{self.cls.name}(...)"
+
+
+def construct(tree: SourceTree, cls: ClassInfo, args: list[object],
+              kwargs: Mapping[str, object], depth: int = 0) -> Instance | str:
+    """The instance `cls(*args, **kwargs)` makes, or why this check does not say: a
+    pydantic model (keywords only; a nested model's block built in turn) or a plain
+    `@dataclass` (no `__post_init__`, no bases) of the tree; a missing required field or
+    an unknown keyword (the tree's code would raise) is said, not made."""
+    if depth > MAX_DUMP_DEPTH:
+        return "its models nest too deeply to follow"
+    found = lineage(tree, cls)
+    if found is not None and found.kind == "pydantic":
+        return _construct_model(tree, cls, args, kwargs, depth)
+    if _is_dataclass(cls):
+        return _construct_dataclass(cls, args, kwargs)
+    return f"{cls.name} is no pydantic model or dataclass whose instance is decided here"
+
+
+def _construct_model(tree: SourceTree, cls: ClassInfo, args: list[object],
+                     kwargs: Mapping[str, object], depth: int) -> Instance | str:
+    declared = fields(tree, cls)
+    extra = extra_mode(tree, cls)
+    if declared is None:
+        return (f"{cls.name} may change what it is given (a validator, an __init__, an "
+                "alias), code this check does not run")
+    if args:
+        return f"{cls.name} takes its fields by keyword (a TypeError)"
+    extras = {k: v for k, v in kwargs.items() if k not in declared}
+    if extras and extra in (None, "forbid"):
+        return f"{cls.name} keeps or refuses extra keys in a way not decided here"
+    values: dict[str, object] = {}
+    for name, field in declared.items():
+        child = annotated_model(tree, cls, field.annotation)
+        if name in kwargs:
+            value = kwargs[name]
+        elif field.factory is not None and isinstance(child, ClassInfo) and \
+                _named(tree, cls, field.factory) is child:
+            value = {}
+        elif field.missing:
+            return f"{cls.name}.{name} is required or has no default this check computes"
+        else:
+            value = _fresh(field.default)
+        if child == OPAQUE and value not in (None, {}, []):
+            return f"{cls.name}.{name} holds models in a way not followed here"
+        if isinstance(child, ClassInfo) and isinstance(value, Mapping) and \
+                kind_of(tree, child) == "pydantic":
+            nested = construct(tree, child, [], value, depth + 1)
+            if isinstance(nested, str):
+                return nested
+            value = nested
+        values[name] = value
+    return Instance(cls, values, extras if extra == "allow" else None)
+
+
+def _construct_dataclass(cls: ClassInfo, args: list[object],
+                         kwargs: Mapping[str, object]) -> Instance | str:
+    if cls.node.bases or "__post_init__" in cls.methods:
+        return f"{cls.name} is a dataclass whose instance is not decided here"
+    order: list[tuple[str, ast.AnnAssign]] = [
+        (stmt.target.id, stmt) for stmt in cls.node.body
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+        and "ClassVar" not in ast.unparse(stmt.annotation)]
+    names = [name for name, _ in order]
+    if len(args) > len(names) or any(k not in names for k in kwargs) or any(
+            k in names[:len(args)] for k in kwargs):
+        return f"{cls.name}(...) is called with arguments it does not take (a TypeError)"
+    values: dict[str, object] = dict(zip(names, args, strict=False)) | dict(kwargs)
+    for name, stmt in order:
+        if name in values:
+            continue
+        try:
+            values[name] = ast.literal_eval(stmt.value) if stmt.value is not None else _NONE
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            values[name] = _NONE
+        if values[name] is _NONE:
+            return f"{cls.name}.{name} is not given and has no default this check computes"
+    return Instance(cls, values)
+
+
+_NONE = object()  # no default
+
+
+def _is_dataclass(cls: ClassInfo) -> bool:
+    return any(d.rpartition(".")[2].partition("(")[0] == "dataclass" for d in cls.decorators)
+
+
+def instance_dump(instance: Instance, exclude_none: bool) -> dict[str, object]:
+    """`instance.model_dump(exclude_none=...)`: its fields and the extras it keeps, a
+    nested model dumped in turn."""
+    out: dict[str, object] = {}
+    for key, value in {**instance.values, **(instance.extra or {})}.items():
+        if isinstance(value, Instance):
+            value = instance_dump(value, exclude_none)
+        if not (exclude_none and value is None):
+            out[key] = value
+    return out
+
+
+__all__ = ["OPAQUE", "PYDANTIC_BASE", "Field", "Instance", "Kind", "Lineage", "annotated_model",
+           "construct", "dump", "extra_mode", "fields", "instance_dump", "is_subclass",
+           "kind_of", "lineage"]

@@ -11,7 +11,7 @@ generation driver's block names that driver's backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from nemo_rl_workers.model.sections import as_mapping
@@ -24,12 +24,20 @@ GENERATION = "generation"
 def entry_of(config: Mapping[str, Any], revision: Revision) -> str | None:
     """The entry module whose config `config` is: the one whose required top-level keys it
     has, the most specific; None when none fits, or two fit alike."""
-    top = set(config)
-    fits = sorted(((len(needs), name) for name, needs in revision.setups.items()
-                   if needs is not None and set(needs) <= top), reverse=True)
+    fits = fitting_entries(config, revision.setups)
     if not fits or len(fits) > 1 and fits[0][0] == fits[1][0]:
         return None
     return fits[0][1]
+
+
+def fitting_entries(config: Mapping[str, Any], setups: Mapping[str, Sequence[str] | None]
+                    ) -> list[tuple[int, str]]:
+    """(how many keys it requires, entry module) of each entry whose required top-level
+    keys the config gives, the most specific first. A key set to null is not given: a
+    recipe that writes `teacher: null` over its parent's block is not distillation's."""
+    given = {key for key, value in config.items() if value is not None}
+    return sorted(((len(needs), name) for name, needs in setups.items()
+                   if needs is not None and set(needs) <= given), reverse=True)
 
 
 def entry_sections(config: Mapping[str, Any], revision: Revision, judged: set[str]

@@ -7,8 +7,11 @@ on-policy distillation keeps teacher nodes (`opd_module.is_non_colocated_teacher
 The expressions' evaluator stops at any call; `HelperEvaluator`, which the tree rules' and
 the world size's walks evaluate with, runs a module-level function of the tree (found
 through the walked module's imports, a package's re-export followed) statement by
-statement on the arguments' values: assignments, `if` on a decided test, `for` over a
-known sequence (bounded), `.add`/`.append`/`.extend`/`.update` on a local, `return`.
+statement on the arguments' values: assignments (a tuple unpacked), `if` on a decided
+test, `for` over a known sequence (bounded; `enumerate`, `zip`, `range`, `.items()`),
+`.add`/`.append`/`.extend`/`.update` on a local, dict displays (`{**defaults, **over}`),
+the pydantic models and dataclasses of the tree it builds from config values
+(`TeacherResourceConfig(**merged)`: `config_models.construct`) and their fields, `return`.
 Anything else, and any call deeper than `MAX_CALL_DEPTH`, leaves the result unknown with
 the reason. Nothing is imported. A config block is what the tree's code holds at run time
 (`config_models`): the instance of the pydantic model the tree declares it with (no dict;
@@ -21,11 +24,13 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nemo_rl_workers.checks.audit.config_expressions import (
+    Environ,
     Evaluator,
     Known,
     Read,
@@ -35,12 +40,17 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     truth,
 )
 from nemo_rl_workers.checks.config_models import (
+    Instance,
+    construct,
     dump,
-    extra_allowed,
+    extra_mode,
     fields,
+    instance_dump,
     is_subclass,
     kind_of,
 )
+from nemo_rl_workers.tree.source.model import ClassInfo
+from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_fqn
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.source import Function, SourceTree
@@ -54,6 +64,13 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "bool": bool, "set": set,
 }
 _MUTATORS = frozenset({"add", "append", "extend", "update"})
+_VIEWS = frozenset({"items", "keys", "values"})
+_ITERATORS: dict[str, Callable[..., Iterable[object]]] = {
+    "enumerate": enumerate, "zip": zip, "range": range}
+# The builtins whose calls are run here (the expressions' evaluator has the ones
+# that only convert: `bool`, `int`, `len`, ...).
+_RUN_BUILTINS = frozenset({"isinstance", "getattr", "set", "list", "tuple", "sorted", "sum",
+                           "dict", "enumerate", "zip", "range"})
 # What a loaded config holds: an `isinstance` test on one of these is decided here.
 _PLAIN = (dict, list, str, int, float, bool, type(None))
 _ABCS: dict[str, type] = {f"{m}.{n}": t for m in ("typing", "collections.abc")
@@ -98,8 +115,24 @@ class HelperEvaluator(Evaluator):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "model_dump" and not node.args:
             return self._dump(func.value, node, depth)
+        made = self._class(func)
+        if made is not None:
+            return self._construct(made, node, depth)
+        if isinstance(func, ast.Attribute) and func.attr == "model_validate" and len(
+                node.args) == 1 and not node.keywords:
+            validated = self._class(func.value)
+            if validated is not None:  # `Model.model_validate(block)`: `Model(**block)`
+                return self._construct(validated, ast.Call(func=func.value, args=[], keywords=[
+                    ast.keyword(arg=None, value=node.args[0])]), depth)
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             return super()._call(node, depth)
+        if isinstance(func, ast.Attribute) and func.attr in _VIEWS and not node.args:
+            base = self.value(func.value, depth)
+            if isinstance(base, Known) and isinstance(base.value, Mapping) and not isinstance(
+                    base.value, Environ):
+                view = {"items": base.value.items, "keys": base.value.keys,
+                        "values": base.value.values}[func.attr]
+                return Known(list(view()), None, base.reads, base.env)
         if isinstance(func, ast.Name) and func.id not in self.scope.names:
             builtin = self._builtin(func.id, node, depth)
             if builtin is not None:
@@ -125,10 +158,13 @@ class HelperEvaluator(Evaluator):
 
     def _builtin(self, name: str, node: ast.Call, depth: int) -> Value | None:
         # `isinstance(x, list)`: the type is a name, not a value.
+        if name not in _RUN_BUILTINS:
+            return None
         given = node.args[:1] if name == "isinstance" else node.args
         args = [self.value(a, depth) for a in given]
-        if any(isinstance(a, Unknown) for a in args):
-            return None
+        unknown = next((a for a in args if isinstance(a, Unknown)), None)
+        if unknown is not None:  # what the argument's value is not known for says why
+            return Unknown(unknown.reason, *_parts(args))
         known = [a for a in args if isinstance(a, Known)]
         reads = tuple(r for a in known for r in a.reads)
         if name == "isinstance" and len(node.args) == 2 and isinstance(node.args[1], ast.Name):
@@ -142,22 +178,33 @@ class HelperEvaluator(Evaluator):
                 return Known(maker(*[a.value for a in known]), None, reads)
             except Exception:
                 return None
+        if name in _ITERATORS and known and all(
+                not isinstance(a.value, Environ) for a in known):
+            try:  # a bounded list: `range` of a config's number is no longer than MAX_LIST
+                if name == "range" and not all(
+                        isinstance(a.value, int) and abs(a.value) <= MAX_LIST for a in known):
+                    return None
+                made = _ITERATORS[name](*[a.value for a in known])
+                return Known(list(itertools.islice(made, MAX_LIST + 1)), None, reads)
+            except Exception:
+                return None
         return None
 
     def _isinstance(self, value: Known, name: str, reads: tuple[Read, ...]) -> Value | None:
         """`isinstance(value, name)`: a config block the tree declares with a pydantic
         model is that model's instance at run time (no dict); one declared with a
         TypedDict, or none, is the dict the YAML load gives."""
-        kind = kind_of(self.tree, value.model) if value.model is not None else None
-        if value.model is not None and kind is None:
+        model = value.value.cls if isinstance(value.value, Instance) else value.model
+        kind = kind_of(self.tree, model) if model is not None else None
+        if model is not None and kind is None:
             return None  # a model whose bases do not say what its instances are
-        if kind == "pydantic":
+        if kind == "pydantic" or isinstance(value.value, Instance):
             dotted = self.scope.imports.get(name)
             fqn = dotted if dotted is not None else (
                 f"{self.module}.{name}" if name not in _TYPES else None)
             if fqn is None or fqn in _ABCS:
                 return Known(False, None, reads)  # a model is no dict, list, Mapping...
-            holds = is_subclass(self.tree, value.model, fqn)
+            holds = is_subclass(self.tree, model, fqn)
             return None if holds is None else Known(holds, None, reads)
         kind_type = self._type(name)
         if kind_type is None or not isinstance(value.value, _PLAIN):
@@ -174,7 +221,7 @@ class HelperEvaluator(Evaluator):
         if declared is None:
             return Unknown(f"getattr on {base.path or 'the config'}: its model may change "
                            "the values it is given", base.reads, base.env)
-        kept = name.value in base.value and extra_allowed(base.model) is True
+        kept = name.value in base.value and extra_mode(self.tree, base.model) == "allow"
         if name.value in declared or kept:
             return self._key(base, name.value, subscript=True, attribute=True)
         if default is None:
@@ -197,6 +244,9 @@ class HelperEvaluator(Evaluator):
                 return Unknown(f"it calls {ast.unparse(node.func)}() with options this check "
                                "does not follow", base.reads, base.env)
             options[keyword.arg] = option.value
+        if isinstance(base.value, Instance) and kind_of(self.tree, base.value.cls) == "pydantic":
+            return Known(instance_dump(base.value, bool(options.get("exclude_none"))), None,
+                         base.reads, base.env)
         if not isinstance(base.value, Mapping) or kind_of(self.tree, base.model) != "pydantic":
             return Unknown(f"it calls {ast.unparse(node.func)}() on a value whose model this "
                            "check does not know", base.reads, base.env)
@@ -205,6 +255,63 @@ class HelperEvaluator(Evaluator):
             return Unknown(f"it calls {ast.unparse(node.func)}(): {dumped}", base.reads,
                            base.env)
         return Known(dumped, base.path, base.reads, base.env)
+
+    def _attribute(self, node: ast.Attribute, depth: int) -> Value:
+        """A field of an instance a helper built (`res.num_nodes`, `res.model_extra`)."""
+        if not (isinstance(node.value, ast.Name) and node.value.id in self.scope.names):
+            return super()._attribute(node, depth)
+        base = self.value(node.value, depth)
+        if isinstance(base, Known) and isinstance(base.value, Instance):
+            instance = base.value
+            if node.attr == "model_extra" and kind_of(self.tree, instance.cls) == "pydantic":
+                return Known(dict(instance.extra) if instance.extra is not None else None,
+                             None, base.reads, base.env)
+            if node.attr in instance.values:
+                return Known(instance.values[node.attr], None, base.reads, base.env)
+            return Unknown(f"{instance.cls.name} has no field {node.attr} this check knows",
+                           base.reads, base.env)
+        return super()._attribute(node, depth)
+
+    def _class(self, func: ast.expr) -> ClassInfo | None:
+        """The tree's class a call names (a model or dataclass a helper builds)."""
+        dotted = dotted_name(func)
+        module = self.tree.module(self.module)
+        if dotted is None or module is None or dotted.partition(".")[0] in self.scope.names:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.scope.imports.get(head)
+        absolute = (f"{target}.{rest}" if rest else target) if target is not None else (
+            f"{self.module}.{dotted}" if head in module.classes else None)
+        return resolve_fqn(self.tree, absolute) if absolute is not None else None
+
+    def _construct(self, cls: ClassInfo, node: ast.Call, depth: int) -> Value:
+        values: list[Value] = [self.value(a, depth) for a in node.args
+                               if not isinstance(a, ast.Starred)]
+        if len(values) != len(node.args):
+            return Unknown(f"it builds {cls.name}(...) with unpacked arguments", *_parts(values))
+        kwargs: dict[str, object] = {}
+        for keyword in node.keywords:
+            value = self.value(keyword.value, depth)
+            values.append(value)
+            if isinstance(value, Unknown):
+                return Unknown(value.reason, *_parts(values))
+            if keyword.arg is not None:
+                kwargs[keyword.arg] = value.value
+            elif isinstance(value.value, Mapping) and all(
+                    isinstance(k, str) for k in value.value):
+                kwargs.update(value.value)
+            else:
+                return Unknown(f"it builds {cls.name}(**...) of a value that is no mapping",
+                               *_parts(values))
+        args = [v.value for v in values[:len(node.args)] if isinstance(v, Known)]
+        if any(isinstance(v, Unknown) for v in values[:len(node.args)]):
+            return Unknown(next(v.reason for v in values if isinstance(v, Unknown)),
+                           *_parts(values))
+        made = construct(self.tree, cls, args, kwargs)
+        reads, env = _parts(values)
+        if isinstance(made, str):
+            return Unknown(f"it builds {cls.name}(...): {made}", reads, env)
+        return Known(made, None, reads, env)
 
     def _type(self, name: str) -> type | tuple[type, ...] | None:
         """The type an `isinstance` names, for a value a config holds: a builtin, an ABC,
@@ -245,6 +352,11 @@ class HelperEvaluator(Evaluator):
     def _local(self, name: str) -> Function | None:
         module = self.tree.module(self.module)
         return module.functions.get(name) if module is not None else None
+
+
+def _parts(values: list[Value]) -> tuple[tuple[Read, ...], tuple[str, ...]]:
+    return (tuple(dict.fromkeys(r for v in values for r in v.reads)),
+            tuple(dict.fromkeys(e for v in values for e in v.env)))
 
 
 class HelperStopped(Exception):
@@ -319,9 +431,8 @@ class _Runner:
             return _BREAK
         if isinstance(stmt, ast.Continue):
             return _CONTINUE
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(
-                stmt.targets[0], ast.Name):
-            self.names[stmt.targets[0].id] = value(stmt.value)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            self._bind(stmt.targets[0], value(stmt.value))
             return None
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and \
                 stmt.value is not None:
@@ -339,15 +450,32 @@ class _Runner:
                 raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, a test this check "
                                     "does not decide")
             return self.body(stmt.body if holds else stmt.orelse)
-        if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse:
-            return self._loop(stmt, stmt.target.id)
+        if isinstance(stmt, ast.For) and not stmt.orelse:
+            return self._loop(stmt)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self._mutate(stmt.value)
             return None
         raise HelperStopped(f"runs a {type(stmt).__name__} statement (line {stmt.lineno}) "
                             "this check does not run")
 
-    def _loop(self, stmt: ast.For, target: str) -> _Flow:
+    def _bind(self, target: ast.expr, value: Value) -> None:
+        """`name = ...`, or `a, b = ...` of a known sequence of as many items."""
+        if isinstance(target, ast.Name):
+            self.names[target.id] = value
+            return
+        if not (isinstance(target, (ast.Tuple, ast.List)) and all(
+                isinstance(e, ast.Name) for e in target.elts)):
+            raise HelperStopped(f"assigns to {ast.unparse(target)}, which this check does not "
+                                "follow")
+        items = value.value if isinstance(value, Known) else None
+        if not isinstance(items, (list, tuple)) or len(items) != len(target.elts):
+            raise HelperStopped(f"unpacks {ast.unparse(target)} from a value this check does "
+                                "not know to fit")
+        for element, item in zip(target.elts, items, strict=True):
+            assert isinstance(element, ast.Name)
+            self.names[element.id] = Known(item, None, value.reads, value.env)
+
+    def _loop(self, stmt: ast.For) -> _Flow:
         sequence = self.evaluator.value(stmt.iter)
         if isinstance(sequence, Unknown) or not isinstance(
                 sequence.value, list | tuple | set | dict | Mapping | str):
@@ -358,7 +486,7 @@ class _Runner:
             if self.evaluator.budget.turns < 0:
                 raise HelperStopped(f"loops more than the {MAX_ITERATIONS} turns this check "
                                     "follows")
-            self.names[target] = Known(item, None, sequence.reads, sequence.env)
+            self._bind(stmt.target, Known(item, None, sequence.reads, sequence.env))
             flow = self.body(stmt.body)
             if flow is _BREAK:
                 break

@@ -47,6 +47,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     truth,
 )
 from nemo_rl_workers.checks.config_models import annotated_model
+from nemo_rl_workers.checks.entry_sections import fitting_entries
 from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
@@ -62,6 +63,8 @@ Verdict = Literal["refuses", "passes", "undecided"]
 CONFIG_PARAMS = ("config", "cfg")  # a constructor's config parameter, where not annotated
 MAX_MESSAGE = 300
 MAX_STATEMENTS = 5000  # statements walked per function (hostile source)
+MAX_TURNS = 64  # turns of a setup's loop followed (teachers, datasets: a few)
+_SEVERITY: dict[str, int] = {"passes": 0, "undecided": 1, "refuses": 2}
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,10 @@ def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
         report.undecided.append(f"tree rules of {walk.name}: undecided: its code is nested "
                                 "too deeply to follow")
         return
+    if walk.cut is not None:  # what it holds past there is not judged: said, not passed
+        report.undecided.append(f"tree rules of {walk.name} from {walk.file}:{walk.cut}: "
+                                f"undecided: the walk stops after {MAX_STATEMENTS} statements "
+                                "(its loops run that many)")
     for rule in walk.rules:
         report.rules.append(rule)
         if rule.verdict == "refuses":
@@ -314,20 +321,17 @@ def _setups(tree: SourceTree, config: Mapping[str, Any], revision: Revision
     required top-level keys the config has, the most specific if several; none (and
     why) when no module's keys fit or two fit equally. The keys come from the tree's model
     (`Revision.setups`, cached with it): only the chosen module is modelled here."""
-    top = set(config)
     fits: list[tuple[int, Function, Module]] = []
-    for name, needs in sorted(_entry_keys(tree, revision).items()):
-        if needs is None or not set(needs) <= top:
-            continue
+    for count, name in fitting_entries(config, _entry_keys(tree, revision)):
         module = tree.module(name)
         if module is None or SETUP not in module.functions:
             continue
         function = module.functions[SETUP]
         if function.params:
-            fits.append((len(needs), function, module))
+            fits.append((count, function, module))
     if not fits:
         return [], ""
-    fits.sort(key=lambda fit: -fit[0])
+    fits.sort(key=lambda fit: (-fit[0], fit[1].module))
     if len(fits) > 1 and fits[0][0] == fits[1][0]:
         names = ", ".join(f.module for n, f, _ in fits if n == fits[0][0])
         return [], (f"tree rules of the algorithm's setup: undecided: the config fits the "
@@ -387,6 +391,7 @@ class _Walk:
         self.rules: list[TreeRule] = []
         self.stopped = False
         self.walked = 0
+        self.cut: int | None = None  # the line the walk stopped at, past MAX_STATEMENTS
         self.name = (function.qualname if "." in function.qualname
                      else f"{function.module.rsplit('.', 1)[-1]}.{function.qualname}")
         try:
@@ -409,6 +414,7 @@ class _Walk:
             self.walked += 1
             if self.walked > MAX_STATEMENTS:
                 self.stopped = True
+                self.cut = stmt.lineno
                 return
             self._statement(stmt, guards, unsure)
 
@@ -441,7 +447,12 @@ class _Walk:
             self._body(stmt.finalbody, guards, unsure)
             return
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-            self._loop(stmt, guards)
+            why = self._follow(stmt, guards, unsure)
+            if why is not None:
+                self._loop(stmt, guards, why)
+            return
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self._import(stmt)
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return  # defined, not run here
@@ -495,6 +506,14 @@ class _Walk:
         if name is not None:
             self.scope.names[name] = value
             return
+        items = value.value if isinstance(value, Known) else None
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(items, (list, tuple)) \
+                and len(items) == len(target.elts) and not any(
+                    isinstance(e, ast.Starred) for e in target.elts):
+            for element, item in zip(target.elts, items, strict=True):
+                assert isinstance(value, Known)
+                self._bind(element, Known(item, None, value.reads, value.env), unsure)
+            return
         for sub in ast.walk(target):  # `a, b = ...`, `x[i] = ...`: what they bind is unknown
             sub_name = _target_name(sub) if isinstance(sub, (ast.Name, ast.Attribute)) else None
             if sub_name is not None and isinstance(getattr(sub, "ctx", None), ast.Store):
@@ -502,13 +521,64 @@ class _Walk:
                     f"{sub_name} is unpacked or assigned by item, which this check does "
                     "not follow")
 
-    def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[_Guard]) -> None:
-        reason = "it runs in a loop, which this check does not follow"
+    def _follow(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[_Guard],
+                unsure: str | None) -> str | None:
+        """Run a `for` over a sequence the config decides (`for tcfg in teacher_configs:`),
+        turn by turn, where its body has no early exit and starts no workers: a rule in it
+        is judged on every turn, and said once (a refusal on any turn refuses). Where the
+        loop is not followed, why."""
+        if not isinstance(stmt, ast.For) or stmt.orelse or unsure is not None or any(
+                isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom,
+                               ast.Try)) for n in _own_nodes(stmt)) or self._starts_workers(
+                    stmt):
+            return unsure or "it runs in a loop, which this check does not follow"
+        sequence = self.evaluator().value(stmt.iter)
+        if isinstance(sequence, Unknown):
+            return f"it runs in a loop over {_text(stmt.iter)}, which is not decided " \
+                   f"by the config ({sequence.reason})"
+        if isinstance(sequence.value, Environ) or not isinstance(
+                sequence.value, (list, tuple, set, dict, str)) or len(
+                    sequence.value) > MAX_TURNS:
+            return "it runs in a loop, which this check does not follow"
+        judged: dict[str, TreeRule] = {}
+        outside = self.rules
+        for item in list(sequence.value):
+            self.rules = []
+            self._bind(stmt.target, Known(item, None, sequence.reads, sequence.env), None)
+            self._body(stmt.body, guards, None)
+            for rule in self.rules:
+                kept = judged.get(rule.where)
+                if kept is None or _SEVERITY[rule.verdict] > _SEVERITY[kept.verdict]:
+                    judged[rule.where] = rule
+            if self.stopped:
+                break
+        self.rules = [*outside, *judged.values()]
+        return None
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """A function-level import binds its names for the calls after it
+        (`from nemo_rl.models.policy.teacher_worker_group import create_teacher_...`)."""
+        bound: dict[str, str] = {}
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                bound[alias.asname or alias.name.partition(".")[0]] = (
+                    alias.name if alias.asname else alias.name.partition(".")[0])
+        else:
+            package = self.function.module.rsplit(".", stmt.level)[0] if stmt.level else ""
+            source = ".".join(p for p in (package, stmt.module or "") if p)
+            for alias in stmt.names:
+                if alias.name != "*" and source:
+                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+        self.scope.imports = {**self.scope.imports, **bound}
+
+    def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[_Guard],
+              reason: str) -> None:
         for node in _own_nodes(stmt):
             if isinstance(node, (ast.Assert, ast.Raise)):
                 self.rules.append(self._rule(node, guards, "undecided", reason, (), ()))
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                self.scope.names[node.id] = Unknown(f"{node.id} is assigned in a loop")
+                self.scope.names[node.id] = Unknown(f"{node.id} is assigned in a loop: "
+                                                    f"{reason.removeprefix('it ')}")
             elif isinstance(node, ast.Call) and _called_name(node) in self.stops:
                 self.stopped = True
 

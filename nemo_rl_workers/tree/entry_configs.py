@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from nemo_rl_workers.tree.source import ClassInfo, Module, SourceTree, resolve_local
-from nemo_rl_workers.tree.source.resolve import resolve_fqn
+from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_fqn
 
 # Annotations that make a field optional, by their last name (`typing.NotRequired`).
 OPTIONAL_WRAPPERS = frozenset({"NotRequired", "Optional"})
@@ -81,8 +81,22 @@ def _fields(info: ClassInfo) -> dict[str, tuple[str, bool]]:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
             out[statement.target.id] = (
                 ast.unparse(statement.annotation),
-                total and statement.value is None and not _optional(statement.annotation))
+                total and _no_default(statement.value) and not _optional(statement.annotation))
     return out
+
+
+def _no_default(value: ast.expr | None) -> bool:
+    """No value, or a pydantic `Field(...)` that gives none (`Field(min_length=1)`,
+    `Field(..., description=...)`): the field must be given."""
+    if value is None:
+        return True
+    if not (isinstance(value, ast.Call) and (dotted_name(value.func) or "").rpartition(
+            ".")[2] == "Field"):
+        return False
+    if any(k.arg in ("default", "default_factory") or k.arg is None for k in value.keywords):
+        return False
+    return not value.args or (isinstance(value.args[0], ast.Constant)
+                              and value.args[0].value is Ellipsis)
 
 
 def _optional(annotation: ast.expr) -> bool:

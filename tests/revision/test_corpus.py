@@ -255,3 +255,21 @@ def test_the_2026_tree_s_generation_cluster_rule_runs_on_its_inference_cluster(
         "nemo_rl/models/generation/vllm/vllm_generation.py:121 (VllmGeneration.__init__): "
         "\"World size must be a multiple of model parallel size. Got world size 1 and model "
         "parallel size (TP * PP) 2.\"")
+
+
+def test_a_recipe_that_nulls_a_required_block_is_another_entry_s(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cross-tokenizer distillation recipes inherit distillation_math.yaml and write
+    `teacher: null` over it; their entry is xtoken_off_policy_distillation (whose
+    MasterConfig requires `teachers: list[TeacherConfig] = Field(min_length=1)`), not
+    distillation, whose `teacher: PolicyConfig` a null is not."""
+    root = CORPORA["2026-08"]
+    if not (root / "nemo_rl").is_dir():
+        pytest.skip(f"corpus absent: {root}")
+    monkeypatch.chdir(root)
+    out, err = io.StringIO(), io.StringIO()
+    config = "examples/configs/xtoken_off_policy_distillation.yaml"
+    main(["check", "--nemo-rl", ".", "--no-verify", "--json", config], out, err)
+    skipped = json.loads(out.getvalue())["skipped"]
+    assert any("(xtoken_off_policy_distillation.setup)" in line for line in skipped)
+    assert not any("(distillation.setup)" in line for line in skipped)

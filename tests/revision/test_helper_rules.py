@@ -190,3 +190,231 @@ def test_a_model_dump_without_exclude_none_keeps_the_nones(tmp_path: Path) -> No
     root = _fork(tmp_path / "dropped", MODELS["pydantic"], dropped)
     code, report = _check(config(root, "c.yaml", BATCH_12 + "strictness: {strict: false}\n"))
     assert (code, report["problems"]) == (0, [])
+
+
+# A setup that sums the nodes its teachers keep in a loop over what a helper of another
+# module builds (imported inside the setup, as GRPO imports
+# `create_teacher_configs_from_opd_config`): pydantic resources merged from defaults and
+# per-teacher overrides, each turned into a dataclass.
+TEACHERS = '''
+from dataclasses import dataclass
+from pydantic import BaseModel
+
+
+class Resources(BaseModel, extra="allow"):
+    num_nodes: int = 1
+    gpus_per_node: int = 8
+
+
+@dataclass
+class Teacher:
+    alias: str
+    num_nodes: int
+    gpus_per_node: int
+    overrides: dict
+
+
+def teacher_configs(opd_cfg: dict) -> list:
+    defaults = dict(opd_cfg.get("defaults", {}))
+    overrides = dict(opd_cfg.get("overrides", {}))
+    out = []
+    for alias, model_name in opd_cfg.get("teachers", {}).items():
+        merged = {**defaults, **dict(overrides.get(alias, {}))}
+        res = Resources(**merged)
+        out.append(Teacher(alias=alias, num_nodes=res.num_nodes,
+                           gpus_per_node=res.gpus_per_node,
+                           overrides={**(res.model_extra or {})}))
+    return out
+'''
+
+LOOPING_SETUP = '''
+from typing import TypedDict
+from nemo_rl.models.policy.lm_policy import Policy
+
+
+class PolicyConfig(TypedDict):
+    train_global_batch_size: int
+
+
+class ClusterConfig(TypedDict):
+    num_nodes: int
+
+
+class MasterConfig(TypedDict):
+    policy: PolicyConfig
+    cluster: ClusterConfig
+    opd: dict
+
+
+def setup(master_config: MasterConfig, tokenizer):
+    policy_config = master_config["policy"]
+    cluster_config = master_config["cluster"]
+    teacher_nodes = 0
+    from nemo_rl.algorithms.teachers import teacher_configs
+    for i, teacher in enumerate(teacher_configs(master_config["opd"])):
+        assert teacher.gpus_per_node <= cluster_config["gpus_per_node"], (
+            f"teacher {i} ({teacher.alias}) does not fit on one node")
+        teacher_nodes += teacher.num_nodes
+    assert cluster_config["num_nodes"] - teacher_nodes > 0, "no node is left for the policy"
+    return Policy(None, policy_config)
+'''
+
+LOOPING_CONFIG = RULES_CONFIG + """\
+cluster: {gpus_per_node: 8, num_nodes: 3}
+opd:
+  teachers: {a: model-a, b: model-b}
+  defaults: {num_nodes: 1}
+  overrides: {}
+"""
+
+
+def _looping(tmp_path: Path) -> Path:
+    return write(_tree(tmp_path), {
+        "nemo_rl/algorithms/__init__.py": "", "nemo_rl/algorithms/teachers.py": TEACHERS,
+        "nemo_rl/algorithms/fork.py": LOOPING_SETUP})
+
+
+@pytest.mark.parametrize(("change", "refused"), [
+    (("overrides: {}", "overrides: {}"), []),
+    # Teacher b asks for 16 GPUs per node: its turn refuses, with its alias.
+    (("overrides: {}", "overrides: {b: {gpus_per_node: 16}}"),
+     [("fork.py:26", "teacher 1 (b) does not fit on one node")]),
+    # Both do: the loop's rule is said once, with the first turn that refuses.
+    (("defaults: {num_nodes: 1}", "defaults: {num_nodes: 1, gpus_per_node: 16}"),
+     [("fork.py:26", "teacher 0 (a) does not fit on one node")]),
+    # Two nodes each: none is left of three.
+    (("defaults: {num_nodes: 1}", "defaults: {num_nodes: 2}"),
+     [("fork.py:29", "no node is left for the policy")]),
+    # An extra key is kept by the model (extra="allow") and does not change the sizes.
+    (("defaults: {num_nodes: 1}", "defaults: {num_nodes: 1, precision: bf16}"), []),
+])
+def test_a_loop_over_what_a_helper_builds_is_followed_turn_by_turn(
+        tmp_path: Path, change: tuple[str, str], refused: list[tuple[str, str]]) -> None:
+    root = _looping(tmp_path)
+    code, report = _check(config(root, "c.yaml", LOOPING_CONFIG.replace(*change)))
+    assert (code, [(p["message"].rpartition(" at nemo_rl/algorithms/")[2].partition(" (")[0],
+                    p["message"].rpartition(": ")[2].strip('"')) for p in report["problems"]]
+            ) == (1 if refused else 0, refused)
+    assert not any("fork.py" in line for line in report["skipped"])
+
+
+def test_a_loop_this_check_does_not_follow_is_undecided(tmp_path: Path) -> None:
+    """Hostile: more turns than `MAX_TURNS` (64), or a loop over a value the config does not
+    give; each rule in it is one undecided line, never a problem."""
+    root = _looping(tmp_path)
+    many = "{" + ", ".join(f"t{i}: m{i}" for i in range(100)) + "}"
+    code, report = _check(config(root, "many.yaml", LOOPING_CONFIG.replace(
+        "{a: model-a, b: model-b}", many).replace("num_nodes: 3}", "num_nodes: 300}")))
+    assert (code, report["problems"]) == (0, [])
+    assert any(line.startswith("tree rule nemo_rl/algorithms/fork.py:26 ") and line.endswith(
+        "it runs in a loop, which this check does not follow") for line in report["skipped"])
+    write(root, {"nemo_rl/algorithms/fork.py": LOOPING_SETUP.replace(
+        'teacher_configs(master_config["opd"])', "teacher_configs(ask_the_scheduler())")})
+    code, report = _check(config(root, "asked.yaml", LOOPING_CONFIG))
+    assert (code, report["problems"]) == (0, [])
+    assert sum("fork.py:26 " in line or "fork.py:29 " in line
+               for line in report["skipped"]) == 2
+
+
+def test_a_field_without_a_default_is_required(tmp_path: Path) -> None:
+    """`Field(min_length=1)` and `Field(..., description=...)` give no default: the entry's
+    config requires them; `Field(default=...)`, `Field(None)` and a factory do not."""
+    from nemo_rl_workers.tree.entry_configs import required_keys
+    from nemo_rl_workers.tree.source_kept import tree_source
+
+    root = write(tmp_path, {"nemo_rl/__init__.py": "", "nemo_rl/algorithms/__init__.py": "",
+                            "nemo_rl/algorithms/entry.py": '''
+from typing import Optional
+from pydantic import BaseModel, Field
+
+
+class Block(BaseModel):
+    x: int = 1
+
+
+class MasterConfig(BaseModel):
+    policy: Block
+    teachers: list[Block] = Field(min_length=1)
+    cluster: Block = Field(..., description="the cluster")
+    data: Block = Field(default_factory=Block)
+    logger: Optional[Block] = Field(None)
+    loss_fn: Block = Field(default=Block())
+
+
+def setup(master_config: MasterConfig):
+    return master_config
+'''})
+    assert required_keys(tree_source(root), "nemo_rl.algorithms.entry") == (
+        "cluster", "policy", "teachers")
+
+
+def test_a_block_validated_into_a_model_is_its_instance(tmp_path: Path) -> None:
+    """`StrictConfig.model_validate(block).model_dump()` of a TypedDict config's block: the
+    model's default fills in what the YAML leaves out; a model with a validator is not run."""
+    options = OPTIONS.replace(
+        '    if isinstance(master_config, dict):\n        return {"strict": False}\n',
+        '    if isinstance(master_config, dict):\n'
+        '        return StrictConfig.model_validate(master_config["strictness"]).model_dump()\n'
+    ).replace("from pydantic import BaseModel\n", "from pydantic import BaseModel\n"
+              "from nemo_rl.algorithms.models import StrictConfig\n")
+    strict = MODELS["pydantic"].split("class MasterConfig")[0]
+    models = strict + MODELS["typeddict"].split("\n\n", 1)[1]
+    root = _fork(tmp_path, models, options)
+    code, report = _check(config(root, "c.yaml", BATCH_12 + "strictness: {label: x}\n"))
+    assert [p["path"] for p in report["problems"]] == ["policy.train_global_batch_size"]
+    code, report = _check(config(root, "off.yaml", BATCH_12 + "strictness: {strict: false}\n"))
+    assert (code, report["problems"]) == (0, [])
+    validated = models.replace("    extra_keys: dict = Field(default_factory=dict)\n",
+                               "    extra_keys: dict = Field(default_factory=dict)\n\n"
+                               "    @model_validator(mode='after')\n"
+                               "    def check(self):\n        return self\n")
+    root = _fork(tmp_path / "validated", validated, options)
+    code, report = _check(config(root, "c.yaml", BATCH_12 + "strictness: {label: x}\n"))
+    assert (code, report["problems"]) == (0, [])
+    [line] = [line for line in report["skipped"] if "fork.py:11" in line]
+    assert line.endswith("StrictConfig may change what it is given (a validator, an "
+                         "__init__, an alias), code this check does not run)"), line
+
+
+def test_nested_loops_stop_the_walk_with_one_line(tmp_path: Path) -> None:
+    """Hostile: three nested loops of 60 turns over the config's list (216,000 statements);
+    the walk stops after 5,000 and says where, and the rule after them is not passed."""
+    nested = LOOPING_SETUP.replace(
+        '    for i, teacher in enumerate(teacher_configs(master_config["opd"])):\n',
+        '    for a in master_config["opd"]["many"]:\n'
+        '        for b in master_config["opd"]["many"]:\n'
+        '            for c in master_config["opd"]["many"]:\n'
+        '                teacher_nodes += 0\n'
+        '    for i, teacher in enumerate(teacher_configs(master_config["opd"])):\n')
+    root = write(_looping(tmp_path), {"nemo_rl/algorithms/fork.py": nested})
+    many = "  many: [" + ", ".join(["1"] * 60) + "]\n"
+    code, report = _check(config(root, "c.yaml", LOOPING_CONFIG.replace(
+        "defaults: {num_nodes: 1}", "defaults: {num_nodes: 2}") + many))
+    assert (code, report["problems"]) == (0, [])
+    assert any(line.startswith("tree rules of fork.setup from nemo_rl/algorithms/fork.py:")
+               and line.endswith("undecided: the walk stops after 5000 statements (its loops "
+                                 "run that many)") for line in report["skipped"])
+
+
+@pytest.mark.parametrize(("teachers", "reason"), [
+    (TEACHERS.replace("class Resources(BaseModel, extra=\"allow\"):",
+                      "class Resources(Looped):\n    pass\n\n\nclass Looped(Resources):"),
+     "Resources is no pydantic model or dataclass whose instance is decided here"),
+    (TEACHERS.replace('extra="allow"', 'extra="forbid"'),
+     "Resources keeps or refuses extra keys in a way not decided here"),
+    (TEACHERS.replace("    overrides: dict\n",
+                      "    overrides: dict\n\n    def __post_init__(self):\n"
+                      "        self.num_nodes = 0\n"),
+     "Teacher is a dataclass whose instance is not decided here"),
+    (TEACHERS.replace("alias=alias, ", ""),
+     "Teacher.alias is not given and has no default this check computes"),
+])
+def test_an_instance_this_check_does_not_make_leaves_the_loop_undecided(
+        tmp_path: Path, teachers: str, reason: str) -> None:
+    assert teachers != TEACHERS
+    root = write(_looping(tmp_path), {"nemo_rl/algorithms/teachers.py": teachers})
+    code, report = _check(config(root, "c.yaml", LOOPING_CONFIG.replace(
+        "defaults: {num_nodes: 1}", "defaults: {num_nodes: 2, precision: bf16}")))
+    assert (code, report["problems"]) == (0, [])
+    lines = [line for line in report["skipped"] if "fork.py:29 " in line]
+    assert len(lines) == 1 and reason in lines[0], lines

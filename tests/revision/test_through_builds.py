@@ -154,16 +154,23 @@ def test_upstream_s_on_policy_distillation_recipe_shows_its_teachers() -> None:
 
 def test_upstream_s_teacher_guard_is_decided_through_its_helpers() -> None:
     """`enable_opd_teachers = opd_module.is_non_colocated_teachers_enabled(master_config)`
-    (grpo.py:783) is run: `_opd_cfg` takes its model path (MasterConfig is a pydantic
-    model: `getattr`, then `model_dump(exclude_none=True)`). The rules under it (grpo.py:785
-    to 802) are judged on the recipe that enables teachers and not reached on one that
-    does not; the first refuses the recipe made synchronous, with the tree's message."""
+    (grpo.py:783) is run (`_opd_cfg` takes its model path: MasterConfig is a pydantic
+    model, so `getattr`, then `model_dump(exclude_none=True)`), and so is the loop over the
+    teachers it then builds (grpo.py:794). The rules under it (grpo.py:785 to 802) are
+    judged on the recipe that enables teachers and not reached on one that does not; the
+    first refuses the recipe made synchronous, with the tree's message."""
     root = _corpus("2026-08")
     recipe = root / "examples/configs/recipes/llm/mopd-qwen3-1.7b-3n8g-megatron-pack.yaml"
     code, report = _check("--nemo-rl", str(root), str(recipe))
     assert (code, report["problems"]) == (0, [])
-    assert not any("grpo.py:785 " in line or "enable_opd_teachers" in line
-                   for line in report["skipped"])
+    assert not any(f"grpo.py:{line} " in skipped or "enable_opd_teachers" in skipped
+                   for line in (785, 795, 802) for skipped in report["skipped"])
+    # The teachers' nodes, summed in a loop over what create_teacher_configs_from_opd_config
+    # builds (one TeacherConfig of 1 node): 3 - 1 = 2 policy nodes, one of them for
+    # non-colocated inference, so training has 1 node of 8 GPUs.
+    assert report["world_size"] == 8
+    assert report["world_size_from"].startswith(
+        "sum([train_gpus_per_node] * train_nodes) at nemo_rl/algorithms/grpo.py:1025")
     code, report = _check("--nemo-rl", str(root), str(recipe),
                           "policy.generation.vllm_cfg.async_engine=false")
     assert code == 1
@@ -194,12 +201,19 @@ def test_the_model_stores_the_call_a_build_comes_through(tmp_path: Path) -> None
         _decoded(payload, root)
 
 
-def test_a_call_in_a_loop_is_undecided(tmp_path: Path) -> None:
-    """The walk does not run loops: a build through a call inside one is one skipped line."""
+def test_a_call_in_a_loop_is_reached_where_the_loop_runs(tmp_path: Path) -> None:
+    """A build through a call inside a loop the config runs (`range(2)`) is reached; inside
+    one over a value the config does not give, the walk does not follow it: one skipped
+    line."""
     root = _tree(tmp_path, GRPO.replace(
         "    if enable_teachers:\n        teachers = opd_module.create_teacher_groups(",
         "    for _ in range(2):\n        teachers = opd_module.create_teacher_groups("))
     code, report = _check(config(root, "grpo_opd.yaml", TEACHERS))
+    assert (code, [w["section"] for w in report["workers"]]) == (0, ["policy", TEACHER])
+    write(root, {"nemo_rl/algorithms/grpo.py": GRPO.replace(
+        "    if enable_teachers:\n        teachers = opd_module.create_teacher_groups(",
+        "    for _ in ask_the_scheduler():\n        teachers = opd_module.create_teacher_groups(")})
+    code, report = _check(config(root, "grpo_opd2.yaml", TEACHERS))
     assert (code, [w["section"] for w in report["workers"]]) == (0, ["policy"])
     [line] = [line for line in report["skipped"] if "TeacherWorkerGroup" in line]
     assert line.endswith("undecided: grpo.setup was not followed as far as line 26")

@@ -200,8 +200,8 @@ class Evaluator:
                     list(values) if isinstance(node, ast.List) else _set(values))
                 return _known(built, *items)
             return _unknown(next(i.reason for i in items if isinstance(i, Unknown)), *items)
-        if isinstance(node, ast.Dict) and not node.keys:
-            return Known({})
+        if isinstance(node, ast.Dict):
+            return self._dict(node, depth)
         if isinstance(node, ast.Attribute):
             return self._attribute(node, depth)
         if isinstance(node, ast.Subscript):
@@ -224,6 +224,30 @@ class Evaluator:
             chosen = self.value(node.body if holds else node.orelse, depth)
             return _with(chosen, test)
         return Unknown(f"{_text(node)} is not a value this check computes")
+
+    def _dict(self, node: ast.Dict, depth: int) -> Value:
+        """`{k: v, **other}`: keys and values known, each unpacked part a mapping."""
+        built: dict[object, object] = {}
+        parts: list[Value] = []
+        for key, item in zip(node.keys, node.values, strict=True):
+            value = self.value(item, depth)
+            parts.append(value)
+            if isinstance(value, Unknown):
+                return _unknown(value.reason, *parts)
+            if key is None:
+                if not isinstance(value.value, Mapping) or isinstance(value.value, Environ):
+                    return _unknown(f"{_text(node)} unpacks a value that is no mapping", *parts)
+                built.update(value.value)
+                continue
+            name = self.value(key, depth)
+            parts.append(name)
+            if isinstance(name, Unknown):
+                return _unknown(name.reason, *parts)
+            try:
+                built[name.value] = value.value
+            except TypeError:
+                return _unknown(f"{_text(node)} has an unhashable key", *parts)
+        return _known(built, *parts)
 
     def _name(self, name: str) -> Value:
         if name in self.scope.names:
