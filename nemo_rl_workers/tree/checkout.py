@@ -66,22 +66,29 @@ def _refuse_linked_package(folder: Path, shown: str) -> None:
 
 def given_checkout(path: str) -> Checkout:
     """`--nemo-rl PATH`: the folder itself, or its parent when PATH is the package."""
-    folder = Path(path)
+    folder = checkout_folder(Path(path), f"--nemo-rl {path}")
+    shown = os.path.normpath(path) if folder == Path(path) else os.path.normpath(
+        os.path.join(path, os.pardir))
+    return Checkout(folder.resolve(), "--nemo-rl", shown)
+
+
+def checkout_folder(folder: Path, shown: str) -> Path:
+    """The folder holding the `nemo_rl` package: `folder` itself, or its parent when it is
+    the package; UnusableCheckout, naming `shown` (what the user wrote), when neither is
+    or the package is a symlink out of it."""
     try:
         if not folder.exists():
-            raise UnusableCheckout(f"--nemo-rl {path}: no such folder")
+            raise UnusableCheckout(f"{shown}: no such folder")
         if not folder.is_dir():
-            raise UnusableCheckout(f"--nemo-rl {path}: is not a folder")
-        if is_checkout(folder):
-            _refuse_linked_package(folder, f"--nemo-rl {path}")
-            return Checkout(folder.resolve(), "--nemo-rl", os.path.normpath(path))
-        if folder.name == PACKAGE and is_checkout(folder.parent):
-            return Checkout(folder.parent.resolve(), "--nemo-rl",
-                            os.path.normpath(os.path.join(path, os.pardir)))
+            raise UnusableCheckout(f"{shown}: is not a folder")
+        for root in (folder, folder.parent) if folder.name == PACKAGE else (folder,):
+            if is_checkout(root):
+                _refuse_linked_package(root, shown)
+                return root
     except OSError as err:
-        raise UnusableCheckout(f"--nemo-rl {path}: cannot be read: {err.strerror or err}") from err
+        raise UnusableCheckout(f"{shown}: cannot be read: {err.strerror or err}") from err
     raise UnusableCheckout(
-        f"--nemo-rl {path}: is not a NeMo-RL checkout (no {PACKAGE} package in it); give the "
+        f"{shown}: is not a NeMo-RL checkout (no {PACKAGE} package in it); give the "
         f"folder that holds the {PACKAGE} package")
 
 

@@ -27,7 +27,7 @@ from nemo_rl_workers.checks.audit.rules import (
 )
 from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
 from nemo_rl_workers.checks.audit.vllm_extensions import EXTENSION_KEY, named_classes
-from nemo_rl_workers.tree.checkout import link_out_of
+from nemo_rl_workers.tree.checkout import PACKAGE, UnusableCheckout, checkout_folder
 from nemo_rl_workers.tree.drivers import (
     Dispatch,
     Driver,
@@ -54,7 +54,6 @@ from nemo_rl_workers.tree.source_kept import let_go
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.extensions import ExtensionSection
 
-PACKAGE = "nemo_rl"
 ENTRY_SCRIPTS = "examples"  # the checkout's folder of entry scripts, read beside the package
 
 
@@ -118,44 +117,14 @@ def stub_roots() -> list[Path]:
     return found
 
 
-def _package(folder: Path) -> bool:
-    """A folder Python imports as a package: with an `__init__.py`, or a namespace package
-    (older trees) holding Python modules at its top or one level down."""
-    if not folder.is_dir():
-        return False
-    if (folder / "__init__.py").is_file():
-        return True
-    return any(folder.glob("*.py")) or any(folder.glob("*/*.py"))
-
-
 def checkout_root(path: Path) -> Path:
     """The folder holding the `nemo_rl` package: PATH itself, or its parent when PATH
-    is the package folder; UnusableTree when neither is."""
+    is the package folder (`tree.checkout.checkout_folder`); UnusableTree when neither
+    is."""
     try:
-        if not path.exists():
-            raise UnusableTree(f"{path}: no such folder")
-        if not path.is_dir():
-            raise UnusableTree(f"{path}: is not a folder")
-        if _package(path / PACKAGE):
-            return _not_linked_out(path)
-        if path.name == PACKAGE and _package(path):
-            return _not_linked_out(path.parent)
-    except OSError as err:
-        raise UnusableTree(f"{path}: cannot be read: {err.strerror or err}") from err
-    raise UnusableTree(
-        f"{path}: is not a NeMo-RL checkout (no {PACKAGE} package in it); give the folder "
-        f"that holds the {PACKAGE} package"
-    )
-
-
-def _not_linked_out(root: Path) -> Path:
-    """A package that is a symlink out of its checkout is not walked (a `nemo_rl` linked to
-    `/` would read the whole machine)."""
-    outside = link_out_of(root / PACKAGE, root)
-    if outside is not None:
-        raise UnusableTree(f"{root}: its {PACKAGE} {outside}; give the folder that holds the "
-                           f"{PACKAGE} package itself")
-    return root
+        return checkout_folder(path, str(path))
+    except UnusableCheckout as err:
+        raise UnusableTree(str(err)) from err
 
 
 def _relative(where: str, root: Path) -> str:
