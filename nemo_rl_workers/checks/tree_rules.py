@@ -459,6 +459,7 @@ class _Walk:
         if self._starts_workers(stmt):
             self.stopped = True
             return
+        self._mutated(stmt)
         if isinstance(stmt, ast.Assert):
             self._assert(stmt, guards, unsure)
         elif isinstance(stmt, ast.Raise):
@@ -506,6 +507,9 @@ class _Walk:
         if name is not None:
             self.scope.names[name] = value
             return
+        if isinstance(target, ast.Subscript):
+            self._assign_item(target, value, unsure)
+            return
         items = value.value if isinstance(value, Known) else None
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(items, (list, tuple)) \
                 and len(items) == len(target.elts) and not any(
@@ -520,6 +524,40 @@ class _Walk:
                 self.scope.names[sub_name] = Unknown(
                     f"{sub_name} is unpacked or assigned by item, which this check does "
                     "not follow")
+
+    def _assign_item(self, target: ast.Subscript, value: Value, unsure: str | None) -> None:
+        """`cfg["megatron_cfg"]["train_iters"] = n`: the block the walk holds changes in
+        place, as the tree's does (every name bound to it sees it: the walk's config is its
+        own copy). Where the key or the value is not known, or the branch is not decided,
+        every name that holds the block no longer has a value this check knows."""
+        evaluate = self.evaluator().value
+        container, key = evaluate(target.value), evaluate(target.slice)
+        if not isinstance(container, Known) or not isinstance(container.value, dict):
+            return  # nothing the walk holds changes
+        if unsure is None and isinstance(key, Known) and isinstance(value, Known):
+            try:
+                container.value[key.value] = value.value
+                return
+            except TypeError:
+                pass
+        self._forget(container.value, f"{_text(target)} is assigned " + (
+            f"only where {unsure}" if unsure else "a value this check does not compute"))
+
+    def _mutated(self, stmt: ast.stmt) -> None:
+        """A block changed in place by a call (`generation_config.setdefault(...)`,
+        `cfg.update(...)`, `.pop(...)`): every name that holds it is no longer known."""
+        for node in _own_nodes(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in _IN_PLACE:
+                receiver = self.evaluator().value(node.func.value)
+                if isinstance(receiver, Known) and isinstance(receiver.value, (dict, list)):
+                    self._forget(receiver.value, f"{_text(node.func)}() changes it in place")
+
+    def _forget(self, changed: object, reason: str) -> None:
+        for name, held in list(self.scope.names.items()):
+            if isinstance(held, Known) and _holds(held.value, changed):
+                self.scope.names[name] = Unknown(f"{name} changes: {reason}", held.reads,
+                                                 held.env)
 
     def _follow(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[_Guard],
                 unsure: str | None) -> str | None:
@@ -732,6 +770,26 @@ def _same(a: object, b: object) -> bool:
         return type(a) is type(b) and a == b
     except Exception:
         return False
+
+
+_IN_PLACE = frozenset({"setdefault", "update", "pop", "popitem", "clear", "append", "extend",
+                       "insert", "remove", "__setitem__", "__delitem__"})
+MAX_HELD = 10_000  # values looked through for a changed block (a config is far smaller)
+
+
+def _holds(value: object, changed: object) -> bool:
+    """Whether `value` is `changed` or holds it (by identity, through dicts and lists)."""
+    stack, seen = [value], 0
+    while stack and seen < MAX_HELD:
+        current = stack.pop()
+        seen += 1
+        if current is changed:
+            return True
+        if isinstance(current, dict):
+            stack.extend(current.values())
+        elif isinstance(current, (list, tuple)):
+            stack.extend(current)
+    return seen >= MAX_HELD  # too big to look through: said changed
 
 
 def _own_nodes(stmt: ast.AST) -> Iterator[ast.AST]:

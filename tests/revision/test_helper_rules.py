@@ -418,3 +418,55 @@ def test_an_instance_this_check_does_not_make_leaves_the_loop_undecided(
     assert (code, report["problems"]) == (0, [])
     lines = [line for line in report["skipped"] if "fork.py:29 " in line]
     assert len(lines) == 1 and reason in lines[0], lines
+
+
+ASSIGNING_SETUP = '''
+from typing import TypedDict
+from nemo_rl.models.policy.lm_policy import Policy
+
+
+class PolicyConfig(TypedDict):
+    train_global_batch_size: int
+
+
+class LossConfig(TypedDict):
+    escape_shards: bool
+
+
+class MasterConfig(TypedDict):
+    policy: PolicyConfig
+    loss_fn: LossConfig
+
+
+def setup(master_config: MasterConfig, tokenizer):
+    policy_config = master_config["policy"]
+    same = master_config["policy"]
+    CHANGE
+    assert policy_config["train_global_batch_size"] % 8 == 0, "batches of 8"
+    return Policy(None, same)
+'''
+
+
+@pytest.mark.parametrize(("change", "verdict"), [
+    # The block changes in place, seen through every name bound to it.
+    ('same["train_global_batch_size"] = 12', "refuses"),
+    ('master_config["policy"]["train_global_batch_size"] = 16', "passes"),
+    # A value this check does not compute, a branch the config does not decide, a method
+    # that changes the block in place: what the rule reads is no longer known.
+    ('same["train_global_batch_size"] = ask_the_scheduler()', "undecided"),
+    ('if ask_the_scheduler():\n        same["train_global_batch_size"] = 12', "undecided"),
+    ('same.update(ask_the_scheduler())', "undecided"),
+    ('same.setdefault("train_global_batch_size", 12)', "undecided"),
+])
+def test_what_the_setup_assigns_by_item_is_what_its_rules_read(
+        tmp_path: Path, change: str, verdict: str) -> None:
+    root = write(_tree(tmp_path), {"nemo_rl/algorithms/__init__.py": "",
+                                   "nemo_rl/algorithms/fork.py": ASSIGNING_SETUP.replace(
+                                       "CHANGE", change)})
+    code, report = _check(config(root, "c.yaml", RULES_CONFIG))  # the config's batch: 16
+    lines = [line for line in report["skipped"] if "fork.py" in line]
+    refused = [p["message"] for p in report["problems"] if "fork.py" in p["message"]]
+    assert (bool(refused), bool(lines)) == (verdict == "refuses", verdict == "undecided")
+    if verdict == "undecided":  # what changed it is said
+        assert "policy_config changes: " in lines[0] or \
+            "policy_config is set differently where" in lines[0], lines
