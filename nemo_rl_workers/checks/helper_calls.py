@@ -150,7 +150,7 @@ class HelperEvaluator(Evaluator):
                     except TypeError:
                         return Unknown(f"{ast.unparse(node)} has an unhashable key")
                     return Known(found, None, (*base.reads, *key.reads), base.env)
-        helper = self._helper(func)
+        helper = self.helper_function(func)
         if helper is not None and self.depth < MAX_CALL_DEPTH:
             args = [self.value(a, depth) for a in node.args]
             return _run(helper, args, self.scope, self.tree, self.depth + 1, self.budget)
@@ -325,7 +325,7 @@ class HelperEvaluator(Evaluator):
             return ()  # isinstance(x, ()) is False
         return None
 
-    def _helper(self, func: ast.expr) -> Function | None:
+    def helper_function(self, func: ast.expr) -> Function | None:
         """The tree's module-level function a call names: one of this module's, or one
         imported (`from x import f`, `import x as m` then `m.f`)."""
         dotted: str | None = None

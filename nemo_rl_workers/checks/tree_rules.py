@@ -64,6 +64,7 @@ CONFIG_PARAMS = ("config", "cfg")  # a constructor's config parameter, where not
 MAX_MESSAGE = 300
 MAX_STATEMENTS = 5000  # statements walked per function (hostile source)
 MAX_TURNS = 64  # turns of a setup's loop followed (teachers, datasets: a few)
+MAX_HELPER_DEPTH = 2  # helpers of helpers whose own rules are walked
 _SEVERITY: dict[str, int] = {"passes": 0, "undecided": 1, "refuses": 2}
 
 
@@ -218,6 +219,30 @@ def _cluster(function: Function, driver: str, environ: Mapping[str, str],
     if size is None:
         return {}
     return {CLUSTER_KEYWORD: Known(ClusterSize(size[0]), None, size[1])}
+
+
+def _bound(helper: Function, values: list[Value], named: dict[str, Value]
+           ) -> dict[str, Value] | None:
+    """The helper's parameters bound to a call's arguments (a default left unknown: the
+    walk does not read defaults), or None where the call does not fit them."""
+    params = list(helper.params)
+    positional = [p for p in params if p.kind in ("positional-only", "positional")]
+    if len(values) > len(positional) or any(p.kind in ("var-positional", "var-keyword")
+                                            for p in params):
+        return None
+    bound: dict[str, Value] = {p.name: v for p, v in zip(positional, values, strict=False)}
+    for name, value in named.items():
+        if name in bound or not any(p.name == name and p.kind != "positional-only"
+                                    for p in params):
+            return None
+        bound[name] = value
+    for param in params:
+        if param.name not in bound:
+            if not param.has_default:
+                return None
+            bound[param.name] = Unknown(f"{param.name} is {helper.qualname}'s default, "
+                                        "which this check does not read")
+    return bound
 
 
 def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
@@ -380,9 +405,13 @@ class _Guard:
 class _Walk:
     """One function body, statement by statement, until its workers start."""
 
+    FOLLOWS_HELPERS = True  # the rules of the tree's functions it calls are walked too
+
     def __init__(self, function: Function, scope: Scope, root: Path,
-                 stops: frozenset[str], tree: SourceTree) -> None:
+                 stops: frozenset[str], tree: SourceTree, depth: int = 0) -> None:
         self.function = function
+        self.depth = depth  # helpers this walk is inside of (`_into_helpers`)
+        self.started = False  # it stopped where workers start
         self.scope = scope
         self.root = root
         self.stops = stops
@@ -402,7 +431,7 @@ class _Walk:
     def run(self) -> None:
         self._body(self.function.node.body, [], None)
 
-    def evaluator(self) -> Evaluator:
+    def evaluator(self) -> HelperEvaluator:
         """What the walk evaluates with: the tree's small helpers are run on the config's
         values (`helper_calls`), as the world size's walk runs them."""
         return HelperEvaluator(self.scope, self.tree, 0, self.function.module, self.budget)
@@ -457,9 +486,12 @@ class _Walk:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return  # defined, not run here
         if self._starts_workers(stmt):
-            self.stopped = True
+            self.stopped = self.started = True
             return
         self._mutated(stmt)
+        self._into_helpers(stmt, unsure)
+        if self.stopped:
+            return
         if isinstance(stmt, ast.Assert):
             self._assert(stmt, guards, unsure)
         elif isinstance(stmt, ast.Raise):
@@ -524,6 +556,46 @@ class _Walk:
                 self.scope.names[sub_name] = Unknown(
                     f"{sub_name} is unpacked or assigned by item, which this check does "
                     "not follow")
+
+    def _into_helpers(self, stmt: ast.stmt, unsure: str | None) -> None:
+        """A function of the tree that this statement calls on a config block
+        (`normalize_vllm_refit_config(generation_config)`) runs its own rules before any
+        worker starts: its body is walked too, its parameters bound to the call's values,
+        its rules said at its own file:line. Helpers of helpers are walked `MAX_HELPER_DEPTH`
+        deep; a helper that starts workers stops this walk too."""
+        if not self.FOLLOWS_HELPERS or self.depth >= MAX_HELPER_DEPTH or not isinstance(
+                stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            return
+        for node in _own_nodes(stmt):
+            if not isinstance(node, ast.Call) or any(
+                    isinstance(a, ast.Starred) for a in node.args) or any(
+                    k.arg is None for k in node.keywords):
+                continue
+            evaluator = self.evaluator()
+            helper = evaluator.helper_function(node.func)
+            if helper is None or "." in helper.qualname or helper.node is self.function.node:
+                continue
+            values = [evaluator.value(a) for a in node.args]
+            named = {k.arg: evaluator.value(k.value) for k in node.keywords if k.arg}
+            if not any(isinstance(v, Known) and v.path is not None
+                       for v in (*values, *named.values())):
+                continue  # no config block goes in: not a rule on the config
+            bound = _bound(helper, values, named)
+            if bound is None:
+                continue
+            module = self.tree.module(helper.module)
+            walk = _Walk(helper, _scope(helper, module, self.scope.environ, bound), self.root,
+                         self.stops, self.tree, self.depth + 1)
+            walk.scope.fields = self.scope.fields
+            walk.budget = self.budget
+            walk.walked = self.walked
+            walk._body(helper.node.body, [], unsure)
+            self.walked = walk.walked
+            self.rules.extend(walk.rules)
+            self.cut = self.cut if walk.cut is None else walk.cut
+            if walk.started:
+                self.stopped = self.started = True
+                return
 
     def _assign_item(self, target: ast.Subscript, value: Value, unsure: str | None) -> None:
         """`cfg["megatron_cfg"]["train_iters"] = n`: the block the walk holds changes in

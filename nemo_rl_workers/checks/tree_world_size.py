@@ -166,7 +166,10 @@ def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
 
 class _SizeWalk(_Walk):
     """The tree rules' walk of a setup, where an assignment builds a recorded cluster
-    (its size bound to its local)."""
+    (its size bound to its local). It sizes clusters: the rules of the helpers it calls
+    are not its to walk."""
+
+    FOLLOWS_HELPERS = False
 
     def __init__(self, function: Function, scope: Scope, root: Path, stops: frozenset[str],
                  tree: SourceTree, clusters: list[ClusterBuild]) -> None:

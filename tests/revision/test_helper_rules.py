@@ -470,3 +470,69 @@ def test_what_the_setup_assigns_by_item_is_what_its_rules_read(
     if verdict == "undecided":  # what changed it is said
         assert "policy_config changes: " in lines[0] or \
             "policy_config is set differently where" in lines[0], lines
+
+
+VALIDATORS = '''
+def validate_policy(policy_config, strict=False):
+    if policy_config.get("checkpoint_engine") is not None:
+        raise ValueError("policy.checkpoint_engine was replaced by policy.refit_transport")
+    check_batches(policy_config)
+
+
+def check_batches(policy_config):
+    assert policy_config["train_global_batch_size"] % 4 == 0, "batches of 4"
+    check_batches(policy_config)  # a loop of calls: walked as deep as MAX_HELPER_DEPTH
+
+
+def log_it(message):
+    assert message, "never a rule on the config"
+'''
+
+VALIDATING_SETUP = ASSIGNING_SETUP.replace(
+    "from nemo_rl.models.policy.lm_policy import Policy\n",
+    "from nemo_rl.models.policy.lm_policy import Policy\n"
+    "from nemo_rl.algorithms.validators import log_it, validate_policy\n").replace(
+    "    CHANGE\n", "    log_it('starting')\n    validate_policy(policy_config)\n")
+
+
+@pytest.mark.parametrize(("change", "refused"), [
+    (("train_global_batch_size: 16", "train_global_batch_size: 16"), []),
+    (("train_global_batch_size: 16", "train_global_batch_size: 16\n  checkpoint_engine: x"),
+     [("validators.py:4", "policy.checkpoint_engine was replaced by policy.refit_transport")]),
+    # A helper of the helper: its assertion, said once although its call loops.
+    (("train_global_batch_size: 16", "train_global_batch_size: 18"),
+     [("validators.py:9", "batches of 4"), ("fork.py:25", "batches of 8")]),
+])
+def test_the_rules_of_a_function_the_setup_calls_on_a_block_are_the_tree_s(
+        tmp_path: Path, change: tuple[str, str], refused: list[tuple[str, str]]) -> None:
+    root = write(_tree(tmp_path), {
+        "nemo_rl/algorithms/__init__.py": "", "nemo_rl/algorithms/validators.py": VALIDATORS,
+        "nemo_rl/algorithms/fork.py": VALIDATING_SETUP})
+    code, report = _check(config(root, "c.yaml", RULES_CONFIG.replace(*change)))
+    assert (code, [(p["message"].rpartition(" at nemo_rl/algorithms/")[2].partition(" (")[0],
+                    p["message"].rpartition(": ")[2].strip('"')) for p in report["problems"]]
+            ) == (1 if refused else 0, refused)
+    if refused:
+        assert "(validators.validate_policy)" in report["problems"][0]["message"] or \
+            "(validators.check_batches)" in report["problems"][0]["message"]
+    assert not any("never a rule" in line or "log_it" in line for line in report["skipped"])
+
+
+def test_a_function_that_starts_workers_ends_the_setup_s_rules(tmp_path: Path) -> None:
+    """What the setup asserts after a helper that builds the policy is not before any
+    worker starts: not judged."""
+    validators = VALIDATORS + '''
+
+def build(policy_config):
+    from nemo_rl.models.policy.lm_policy import Policy
+    return Policy(None, policy_config)
+'''
+    setup = VALIDATING_SETUP.replace("    validate_policy(policy_config)\n",
+                                     "    build(policy_config)\n").replace(
+        "import log_it, validate_policy", "import build, log_it")
+    root = write(_tree(tmp_path), {
+        "nemo_rl/algorithms/__init__.py": "", "nemo_rl/algorithms/validators.py": validators,
+        "nemo_rl/algorithms/fork.py": setup})
+    code, report = _check(config(root, "c.yaml", RULES_CONFIG.replace(
+        "train_global_batch_size: 16", "train_global_batch_size: 18")))
+    assert (code, report["problems"]) == (0, [])

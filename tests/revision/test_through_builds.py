@@ -174,8 +174,14 @@ def test_upstream_s_teacher_guard_is_decided_through_its_helpers() -> None:
     code, report = _check("--nemo-rl", str(root), str(recipe),
                           "policy.generation.vllm_cfg.async_engine=false")
     assert code == 1
-    [problem] = report["problems"]
-    assert problem["path"] == "policy.generation.vllm_cfg.async_engine"
+    # The recipe runs NeMo-Gym (env.should_use_nemo_gym), whose own helper asserts the
+    # same first (nemo_gym.py:90, called from grpo.py:733 before any worker starts).
+    gym, problem = report["problems"]
+    assert gym["message"].endswith(
+        "at nemo_rl/environments/nemo_gym.py:90 (nemo_gym.should_use_nemo_gym): \"❌ Error: "
+        "In order to use NeMo-Gym, you must use a generation backend with `async_engine: "
+        "true`!\"")
+    assert problem["path"] == gym["path"] == "policy.generation.vllm_cfg.async_engine"
     assert ("on_policy_distillation.non_colocated_teachers.enabled=True" in problem["message"]
             and problem["message"].endswith(
                 "at nemo_rl/algorithms/grpo.py:785 (grpo.setup): \"Non-colocated OPD teachers "
