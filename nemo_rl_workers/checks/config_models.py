@@ -261,49 +261,14 @@ def _named(tree: SourceTree, owner: ClassInfo, dotted: str) -> ClassInfo | None:
     return resolve_fqn(tree, resolve_local(module, dotted)) if module is not None else None
 
 
-def dump(tree: SourceTree, model: object, given: Mapping[str, object], exclude_none: bool,
-         depth: int = 0) -> dict[str, object] | str:
+def dump(tree: SourceTree, model: object, given: Mapping[str, object],
+         exclude_none: bool) -> dict[str, object] | str:
     """`model.model_dump(exclude_none=...)` of the instance the tree makes from `given`
-    (the YAML block), or why not: each declared field is given or its default, a nested
-    model dumped in turn, keys the model does not declare kept only where it allows
-    extras."""
-    declared = fields(tree, model)
-    if declared is None or not isinstance(model, ClassInfo):
+    (the YAML block), or why not: `construct`, then `instance_dump`."""
+    if not isinstance(model, ClassInfo) or kind_of(tree, model) != "pydantic":
         return f"{getattr(model, 'name', 'its model')} is not a model whose dump is decided here"
-    if depth > MAX_DUMP_DEPTH:
-        return "its models nest too deeply to follow"
-    extra = extra_mode(tree, model)
-    out: dict[str, object] = {}
-    for key, value in given.items():
-        if key in declared:
-            continue
-        if extra in (None, "forbid"):
-            return f"{model.name} keeps or refuses extra keys in a way not decided here"
-        if extra == "allow":
-            out[key] = value
-    for name, field in declared.items():
-        if name not in given and field.missing:
-            return f"{model.name}.{name} has no default this check computes"
-        value = given[name] if name in given else _fresh(field.default)
-        child = annotated_model(tree, model, field.annotation)
-        if name not in given and field.factory is not None and not (
-                isinstance(child, ClassInfo) and _named(tree, model, field.factory) is child):
-            return f"{model.name}.{name} has no default this check computes"
-        if child == OPAQUE and value not in (None, {}, []):
-            return f"{model.name}.{name} holds models in a way not followed here"
-        if isinstance(child, ClassInfo) and value is not None:
-            kind = kind_of(tree, child)
-            if kind is None or not isinstance(value, Mapping):
-                return f"{model.name}.{name} is a {child.name} not decided here"
-            if kind == "pydantic":
-                nested = dump(tree, child, value, exclude_none, depth + 1)
-                if isinstance(nested, str):
-                    return nested
-                value = nested
-        out[name] = value
-    if exclude_none:
-        out = {k: v for k, v in out.items() if v is not None}
-    return out
+    made = construct(tree, model, [], given)
+    return made if isinstance(made, str) else instance_dump(made, exclude_none)
 
 
 @dataclass(frozen=True, eq=False)
@@ -354,21 +319,23 @@ def _construct_model(tree: SourceTree, cls: ClassInfo, args: list[object],
         child = annotated_model(tree, cls, field.annotation)
         if name in kwargs:
             value = kwargs[name]
-        elif field.factory is not None and isinstance(child, ClassInfo) and \
-                _named(tree, cls, field.factory) is child:
-            value = {}
-        elif field.missing:
+        elif field.missing or field.factory is not None and not (
+                isinstance(child, ClassInfo) and _named(tree, cls, field.factory) is child):
             return f"{cls.name}.{name} is required or has no default this check computes"
         else:
-            value = _fresh(field.default)
+            value = _fresh(field.default)  # `default_factory=<its model>`: made of nothing
         if child == OPAQUE and value not in (None, {}, []):
             return f"{cls.name}.{name} holds models in a way not followed here"
-        if isinstance(child, ClassInfo) and isinstance(value, Mapping) and \
-                kind_of(tree, child) == "pydantic":
-            nested = construct(tree, child, [], value, depth + 1)
-            if isinstance(nested, str):
-                return nested
-            value = nested
+        if isinstance(child, ClassInfo) and value is not None and not isinstance(
+                value, Instance):
+            kind = kind_of(tree, child)
+            if kind is None or not isinstance(value, Mapping):
+                return f"{cls.name}.{name} is a {child.name} not decided here"
+            if kind == "pydantic":
+                nested = construct(tree, child, [], value, depth + 1)
+                if isinstance(nested, str):
+                    return nested
+                value = nested
         values[name] = value
     return Instance(cls, values, extras if extra == "allow" else None)
 

@@ -113,4 +113,4 @@ def test_a_required_field_left_out_is_not_made() -> None:
         assert construct(tree, module.classes["Outer"], [], {}) == (
             "Outer.f0 is required or has no default this check computes")
         assert dump(tree, module.classes["Outer"], {}, False) == (
-            "Outer.f0 has no default this check computes")
+            "Outer.f0 is required or has no default this check computes")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.cli.test_cli import run
+from tests.revision.test_tree_rules import ALGORITHM as TYPED_ALGORITHM
 from tests.revision.test_tree_rules import RULES_CONFIG, _tree
 from tests.revision.trees import config, write
 
@@ -153,11 +154,11 @@ def test_a_typeddict_config_is_the_dict_the_helper_tests_for(tmp_path: Path) -> 
         "    extra_keys: dict = Field(default_factory=dict)\n",
         "    extra_keys: dict = Field(default_factory=dict)\n\n"
         "    @field_validator('strict')\n    def flip(cls, v):\n        return not v\n"),
-     "StrictConfig is not a model whose dump is decided here"),
+     "StrictConfig may change what it is given (a validator, an __init__, an alias)"),
     # A default this check does not compute.
     (MODELS["pydantic"].replace("    strict: bool = True",
                                 "    strict: bool = Field(default_factory=make_default)"),
-     "StrictConfig.strict has no default this check computes"),
+     "StrictConfig.strict is required or has no default this check computes"),
     # Hostile: models whose bases are each other; and a base that is not the tree's.
     (MODELS["pydantic"].replace("class StrictConfig(BaseModel):",
                                 "class StrictConfig(LoopConfig):\n    pass\n\n\n"
@@ -420,24 +421,8 @@ def test_an_instance_this_check_does_not_make_leaves_the_loop_undecided(
     assert len(lines) == 1 and reason in lines[0], lines
 
 
-ASSIGNING_SETUP = '''
-from typing import TypedDict
-from nemo_rl.models.policy.lm_policy import Policy
-
-
-class PolicyConfig(TypedDict):
-    train_global_batch_size: int
-
-
-class LossConfig(TypedDict):
-    escape_shards: bool
-
-
-class MasterConfig(TypedDict):
-    policy: PolicyConfig
-    loss_fn: LossConfig
-
-
+# test_tree_rules' TypedDict entry config, with a setup that changes its policy block.
+ASSIGNING_SETUP = TYPED_ALGORITHM.split("\ndef setup")[0] + '''
 def setup(master_config: MasterConfig, tokenizer):
     policy_config = master_config["policy"]
     same = master_config["policy"]
@@ -501,7 +486,7 @@ VALIDATING_SETUP = ASSIGNING_SETUP.replace(
      [("validators.py:4", "policy.checkpoint_engine was replaced by policy.refit_transport")]),
     # A helper of the helper: its assertion, said once although its call loops.
     (("train_global_batch_size: 16", "train_global_batch_size: 18"),
-     [("validators.py:9", "batches of 4"), ("fork.py:25", "batches of 8")]),
+     [("validators.py:9", "batches of 4"), ("fork.py:26", "batches of 8")]),
 ])
 def test_the_rules_of_a_function_the_setup_calls_on_a_block_are_the_tree_s(
         tmp_path: Path, change: tuple[str, str], refused: list[tuple[str, str]]) -> None:
