@@ -129,14 +129,16 @@ def fields(tree: SourceTree, model: object) -> dict[str, Field] | None:
                 continue
             if "ClassVar" in ast.unparse(stmt.annotation):
                 continue
-            field = _field(stmt)
+            field = declared_field(stmt)
             if field is None:
                 return None
             out[field.name] = field
     return out
 
 
-def _field(stmt: ast.AnnAssign) -> Field | None:
+def declared_field(stmt: ast.AnnAssign) -> Field | None:
+    """The field a class body's `name: T = ...` declares, its default read as pydantic
+    reads it; None for an alias (what the YAML key is then is not the field's name)."""
     assert isinstance(stmt.target, ast.Name)
     name, value = stmt.target.id, stmt.value
     if value is None:
@@ -385,5 +387,5 @@ def instance_dump(instance: Instance, exclude_none: bool) -> dict[str, object]:
 
 
 __all__ = ["OPAQUE", "PYDANTIC_BASE", "Field", "Instance", "Kind", "Lineage", "annotated_model",
-           "construct", "dump", "extra_mode", "fields", "instance_dump", "is_subclass",
-           "kind_of", "lineage"]
+           "construct", "declared_field", "dump", "extra_mode", "fields", "instance_dump",
+           "is_subclass", "kind_of", "lineage"]

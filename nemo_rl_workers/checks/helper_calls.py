@@ -50,7 +50,7 @@ from nemo_rl_workers.checks.config_models import (
     kind_of,
 )
 from nemo_rl_workers.tree.source.model import ClassInfo
-from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_fqn
+from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_fqn, resolve_function
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.source import Function, SourceTree
@@ -327,31 +327,16 @@ class HelperEvaluator(Evaluator):
 
     def helper_function(self, func: ast.expr) -> Function | None:
         """The tree's module-level function a call names: one of this module's, or one
-        imported (`from x import f`, `import x as m` then `m.f`)."""
+        imported (`from x import f`, `import x as m` then `m.f`), re-exports followed
+        (`tree.source.resolve_function`)."""
         dotted: str | None = None
         if isinstance(func, ast.Name):
-            dotted = self.scope.imports.get(func.id)
-            if dotted is None:
-                return self._local(func.id)
+            dotted = self.scope.imports.get(func.id, f"{self.module}.{func.id}")
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
                 func.value.id not in self.scope.names:
             base = self.scope.imports.get(func.value.id)
             dotted = f"{base}.{func.attr}" if base else None
-        for _ in range(MAX_CALL_DEPTH + 1):  # a name a package re-exports, followed
-            if dotted is None:
-                return None
-            module_name, _, name = dotted.rpartition(".")
-            module = self.tree.module(module_name)
-            if module is None:
-                return None
-            if name in module.functions:
-                return module.functions[name]
-            dotted = module.imports.get(name)
-        return None
-
-    def _local(self, name: str) -> Function | None:
-        module = self.tree.module(self.module)
-        return module.functions.get(name) if module is not None else None
+        return resolve_function(self.tree, dotted) if dotted is not None else None
 
 
 def _parts(values: list[Value]) -> tuple[tuple[Read, ...], tuple[str, ...]]:

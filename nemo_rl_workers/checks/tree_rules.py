@@ -46,7 +46,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     show_value,
     truth,
 )
-from nemo_rl_workers.checks.config_models import annotated_model
+from nemo_rl_workers.checks.config_models import annotated_model, declared_field
 from nemo_rl_workers.checks.entry_sections import fitting_entries
 from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
 from nemo_rl_workers.errors import Problem
@@ -300,16 +300,10 @@ def _field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, obj
                 and stmt.target.id == key):
             continue
         child = annotated_model(tree, model, stmt.annotation)
-        value = stmt.value
-        if isinstance(value, ast.Call) and _called_name(value) == "Field":
-            value = next((k.value for k in value.keywords if k.arg == "default"),
-                         value.args[0] if value.args else None)
-        if value is None:
+        field = declared_field(stmt)  # the model's field as pydantic reads it
+        if field is None or field.missing or field.factory is not None:
             return None, child
-        try:
-            return Known(ast.literal_eval(value)), child
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None, child
+        return Known(field.default), child
     return None, None
 
 
@@ -754,12 +748,22 @@ class _Walk:
             return "(no message)"
         return _shorten(_render(node, self.evaluator()))
 
+    # A driver class named only to reach an attribute of it (`MegatronGeneration.
+    # init_cluster_placement_groups(...)`) starts workers here: it may allocate.
+    STATIC_CALLS_START = True
+
     def _starts_workers(self, stmt: ast.stmt) -> bool:
+        bases = {id(n.value) for n in _own_nodes(stmt) if isinstance(n, ast.Attribute)} \
+            if not self.STATIC_CALLS_START else set()
         for node in _own_nodes(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    id(node.func.value) in bases and _called_name(node) not in self.stops:
+                continue
             if isinstance(node, ast.Call) and _called_name(node) in self.stops:
                 return True
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
-                    node.id in self.stops and node.id not in self.scope.names:
+                    node.id in self.stops and node.id not in self.scope.names and \
+                    id(node) not in bases:
                 return True  # a local function that builds a driver, handed on
             if isinstance(node, ast.Attribute) and node.attr == WORKER_GROUP_ATTRIBUTE and \
                     isinstance(node.ctx, ast.Store):

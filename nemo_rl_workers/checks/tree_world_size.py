@@ -40,13 +40,12 @@ from nemo_rl_workers.checks.tree_rules import (
     _called_name,
     _field,
     _model,
-    _own_nodes,
     _scope,
     _stops,
     _Walk,
 )
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
-from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
+from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
 from nemo_rl_workers.tree.source_kept import tree_source
 
@@ -176,25 +175,10 @@ class _SizeWalk(_Walk):
         super().__init__(function, scope, root, stops, tree)
         self.clusters = {(c.line, c.name): c for c in clusters}
 
-    def _starts_workers(self, stmt: ast.stmt) -> bool:
-        """As the tree rules' walk has it, less a driver class named only to reach an
-        attribute (`MegatronGeneration.nvlink_domain_span(cfg)`: a static helper's call
-        builds no driver)."""
-        bases = {id(n.value) for n in _own_nodes(stmt) if isinstance(n, ast.Attribute)}
-        for node in _own_nodes(stmt):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    id(node.func.value) in bases and _called_name(node) not in self.stops:
-                continue
-            if isinstance(node, ast.Call) and _called_name(node) in self.stops:
-                return True
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
-                    node.id in self.stops and node.id not in self.scope.names and \
-                    id(node) not in bases:
-                return True  # a local function that builds a driver, handed on
-            if isinstance(node, ast.Attribute) and node.attr == WORKER_GROUP_ATTRIBUTE and \
-                    isinstance(node.ctx, ast.Store):
-                return True
-        return False
+    # As the tree rules' walk has it, less a driver class named only to reach an attribute
+    # (`MegatronGeneration.nvlink_domain_span(cfg)`: a static helper builds no driver, and
+    # the clusters are sized after it).
+    STATIC_CALLS_START = False
 
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
                 unsure: str | None) -> None:

@@ -521,3 +521,19 @@ def build(policy_config):
     code, report = _check(config(root, "c.yaml", RULES_CONFIG.replace(
         "train_global_batch_size: 16", "train_global_batch_size: 18")))
     assert (code, report["problems"]) == (0, [])
+
+
+def test_models_nested_past_the_limit_leave_the_rule_undecided(tmp_path: Path) -> None:
+    """Hostile: twelve models, each the default of the one before (`MAX_DUMP_DEPTH` is 8):
+    the dump is not made, and the rule under it is one undecided line."""
+    chain = "".join(f"\n\nclass Level{i}(BaseModel):\n    inner: Level{i + 1} = "
+                    f"Field(default_factory=Level{i + 1})\n" for i in range(11, -1, -1))
+    models = MODELS["pydantic"].replace(
+        "class StrictConfig(BaseModel):\n",
+        "class Level12(BaseModel):\n    x: int = 1\n" + chain + "\n\nclass StrictConfig(BaseModel):"
+        "\n    levels: Level0 = Field(default_factory=Level0)\n")
+    root = _fork(tmp_path, models)
+    code, report = _check(config(root, "c.yaml", BATCH_12 + "strictness: {}\n"))
+    assert (code, report["problems"]) == (0, [])
+    [line] = [line for line in report["skipped"] if "fork.py:11" in line]
+    assert "its models nest too deeply to follow" in line, line
