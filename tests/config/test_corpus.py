@@ -1,4 +1,9 @@
-"""Every upstream config loads, except those whose `defaults:` chain leaves the snapshot."""
+"""Every upstream config loads, except those whose `defaults:` chain leaves the snapshot.
+
+The snapshot now holds upstream's `examples/` whole (the NeMo-Gym and ModelOpt configs recipes
+inherit from), so every chain stays inside it; a chain leaving it is tested on written trees
+(tests/config/test_loader_hostile.py).
+"""
 
 from __future__ import annotations
 
@@ -30,6 +35,15 @@ def reaches_missing_file(path: Path, memo: dict[Path, bool]) -> bool:
     return memo[path]
 
 
+def _inherits_outside_configs(path: Path) -> bool:
+    data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader) or {}
+    entries = data.get("defaults") or []
+    return any(
+        not (path.parent / e).resolve().is_relative_to(CORPUS)
+        for e in ([entries] if isinstance(entries, str) else entries)
+    )
+
+
 def test_corpus_split_loaded_versus_missing_parent(corpus_results: CorpusResults) -> None:
     loaded = {p for p, r in corpus_results.items() if isinstance(r, dict)}
     failed = {p: r for p, r in corpus_results.items() if isinstance(r, ConfigLoadError)}
@@ -37,9 +51,11 @@ def test_corpus_split_loaded_versus_missing_parent(corpus_results: CorpusResults
     expected_missing = {p for p in corpus_results if reaches_missing_file(p, memo)}
     assert set(failed) == expected_missing
     assert len(loaded) + len(failed) == len(corpus_results)
-    assert len(loaded) >= 250 and len(failed) >= 5  # the snapshot: 276 and 19
-    modelopt = [p for p, e in failed.items() if "examples/modelopt/" in e.reason]
-    assert len(modelopt) >= 5
+    assert len(loaded) >= 290  # the snapshot: 295 configs, every parent present
+    # Recipes inherit from outside examples/configs (examples/modelopt, examples/nemo_gym):
+    # those parents are read, not reported missing.
+    outside = [p for p in loaded if _inherits_outside_configs(p)]
+    assert len(outside) >= 5
     for err in failed.values():
         # Only ever for the missing parent, named with the file that references it.
         assert err.kind == "missing-default", str(err)
@@ -63,7 +79,9 @@ def test_corpus_key_line_locates_each_dtensor_block(corpus_results: CorpusResult
             if where is None:
                 continue  # set through an interpolation such as `teacher: ${policy}`
             file, line = where
-            assert Path(file).resolve().is_relative_to(CORPUS)
+            # Parents may live outside examples/configs (examples/modelopt, examples/nemo_gym),
+            # never outside the checkout.
+            assert Path(file).resolve().is_relative_to(CORPUS.parents[1])
             text = Path(file).read_text().splitlines()[line - 1]
             assert text.strip().startswith("dtensor_cfg:"), (file, line, text)
             located += 1
