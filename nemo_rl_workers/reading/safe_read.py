@@ -21,6 +21,7 @@ import yaml
 
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading.guarded_file import FileRefused, os_reason, read_regular
+from nemo_rl_workers.reading.omegaconf_yaml import OmegaConfYamlLoader
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """A config file larger than this is rejected before it is read."""
@@ -194,20 +195,13 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-_EXPANSION_PROBLEMS = ("YAML node expansion", "YAML aliases expand", "YAML recursive aliases")
-
-
 def parse_yaml(
     text: str, shown: str, *, max_nodes: int = MAX_YAML_NODES
 ) -> tuple[yaml.Node | None, object]:
     """The node tree and data of one YAML document, after every limit of this module."""
-    # OmegaConf's own count takes every node, aliases or not (60,000 plain keys would be
-    # refused); `_check_aliases` counts what aliases add. OmegaConf still refuses recursion.
-    # The loader OmegaConf.load itself uses; imported here, so a run whose configs are all
-    # answered from the cache (`load_answers`) never loads OmegaConf.
-    from omegaconf._yaml import get_yaml_loader
-
-    loader = get_yaml_loader(max_yaml_expanded_nodes=None)(text)
+    # The dialect OmegaConf.load reads; `_check_aliases` counts what aliases add (OmegaConf
+    # 2.4's own count takes every node, aliases or not: 60,000 plain keys would be refused).
+    loader = OmegaConfYamlLoader(text)
     bomb = ConfigLoadError(
         shown,
         f"YAML aliases expand past {max_nodes} nodes more than the file writes, or refer to "
@@ -227,10 +221,6 @@ def parse_yaml(
         ) from e
     except _AliasBomb as e:
         raise bomb from e
-    except yaml.constructor.ConstructorError as e:
-        if str(e.problem).startswith(_EXPANSION_PROBLEMS):  # OmegaConf's alias guard
-            raise bomb from e
-        raise ConfigLoadError(shown, yaml_reason(e), kind="yaml") from e
     except yaml.YAMLError as e:
         raise ConfigLoadError(shown, yaml_reason(e), kind="yaml") from e
     except RecursionError as e:
