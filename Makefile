@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test test-cluster pytest typecheck lint bench clean
+.PHONY: setup run test test-cluster test-py313 test-floor pytest typecheck lint bench clean
 
 setup: $(STAMP)
 
@@ -59,6 +59,20 @@ test-cluster: setup
 	if [ $$rc -eq 5 ]; then echo "make test-cluster: pytest ran no test; failing" >&2; exit 1; fi; \
 	exit $$rc
 
+# The tool where NeMo-RL users install it: Python 3.13 (a Debian 13 root made by the shared
+# tools' py313, about 70 s once) with the versions NeMo-RL's uv.lock holds
+# (constraints/nemo-rl-lock.txt), running every test that needs only the tool (no torch, no
+# reference runtime: tests/conftest.py leaves out the modules importing them).
+PY313 ?= ../shared/tools/py313
+test-py313:
+	@[ -x $(PY313) ] || { echo "make test-py313: needs $(PY313) (the shared tools)" >&2; exit 1; }
+	$(PY313) run bash .ci/test-py313.sh tests -q $(PYTEST_ARGS)
+
+# The same tests with every requirement at its declared floor (constraints/floors.py), on
+# this machine's Python.
+test-floor:
+	bash .ci/test-floor.sh tests -q $(PYTEST_ARGS)
+
 lint: setup
 	$(VENV)/bin/ruff check .
 
@@ -66,4 +80,4 @@ bench: setup
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv313 .venv-floor .mypy_cache .pytest_cache .ruff_cache

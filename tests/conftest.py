@@ -7,6 +7,7 @@ Tests count what exists with `nemo_rl.distributed.inventory`.
 
 from __future__ import annotations
 
+import ast
 import atexit
 import os
 import shutil
@@ -29,6 +30,47 @@ if "NEMO_RL_WORKERS_CACHE_DIR" not in os.environ:
 # session cluster below: `make test-cluster` runs it alone, with this variable set.
 CLUSTER_TESTS_ENV = "NEMO_RL_CLUSTER_TESTS"
 collect_ignore = [] if os.environ.get(CLUSTER_TESTS_ENV) == "1" else ["cluster"]
+
+# `make test-py313` runs the suite where only the tool is installed, as in a NeMo-RL CI image
+# (no torch, no reference runtime, no research template): it leaves out each test module
+# that imports one of those at its top level.
+TOOL_ONLY_ENV = "NEMO_RL_WORKERS_TOOL_ONLY"
+NOT_IN_TOOL_ONLY = {"nemo_rl", "template_project", "torch", "modelopt", "transformers"}
+
+
+def _imports_outside_the_tool(path: str, seen: set[str] | None = None) -> bool:
+    """Whether the module at `path`, or a test module it imports (`tests.ray.fault_workers`),
+    imports the runtime, the template or torch at its top level."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return False
+    seen.add(path)
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError):
+        return False  # let pytest report it
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] in NOT_IN_TOOL_ONLY:
+                return True
+            if name.startswith("tests."):
+                module = os.path.join(REPO_ROOT, *name.split(".")) + ".py"
+                if os.path.isfile(module) and _imports_outside_the_tool(module, seen):
+                    return True
+    return False
+
+
+def pytest_ignore_collect(collection_path: object, config: pytest.Config) -> bool | None:
+    path = str(collection_path)
+    if os.environ.get(TOOL_ONLY_ENV) == "1" and path.endswith(".py"):
+        return True if _imports_outside_the_tool(path) else None
+    return None
 
 
 @pytest.fixture(scope="session")

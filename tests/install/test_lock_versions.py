@@ -102,3 +102,19 @@ def test_pip_dry_run_under_the_locked_versions(tmp_path: Path) -> None:
         pytest.skip(f"no index serves the locked versions here: {out.strip().splitlines()[-1]}")
     assert done.returncode == 0, out
     assert "ResolutionImpossible" not in out
+
+
+def test_the_lock_constraints_file_is_the_lock_s() -> None:
+    """`make test-py313` installs under constraints/nemo-rl-lock.txt: it must say what the
+    corpus's uv.lock holds (regenerate it with constraints/nemo_rl_lock.py)."""
+    import importlib.util
+
+    script = Path(REPO_ROOT) / "constraints" / "nemo_rl_lock.py"
+    spec = importlib.util.spec_from_file_location("nemo_rl_lock", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = (Path(REPO_ROOT) / "constraints" / "nemo-rl-lock.txt").read_text(encoding="utf-8")
+    assert committed == module.constraints(LOCK)
+    for shared in ("omegaconf==2.3.1", "wrapt==2.2.2", "ray==2.56.1", "pyyaml==6.0.3"):
+        assert shared in committed.splitlines()
