@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.model.resolver import Resolution, resolve_sections
 from nemo_rl_workers.model.sections import read_by_checks, section_at
-from nemo_rl_workers.reading.origin import locate, own_line, same_file
+from nemo_rl_workers.reading.origin import Lines, locate, own_line, same_file
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.config_expressions import Read
@@ -51,7 +51,7 @@ class ConfigReport:
     # Where each key of the loaded config is written (the config or a `defaults:` parent),
     # and the line of the config's own `defaults:`: to place an inherited value's problem
     # on the config checked, the file the user runs.
-    lines: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    lines: Lines = field(default_factory=dict)
     defaults_line: int | None = None
 
     def inherited(self, problem: Problem) -> bool:

@@ -42,13 +42,14 @@ def check_results(reports: Sequence[ConfigReport], command: str = "check") -> Re
         case = Case(report.config, command, error=report.unusable, file=report.config,
                     notes=[*report.revision_notes, *report.skipped])
         for problem in report.problems:
-            # On the config checked, the file the user runs; an inherited value also
-            # names the parent that writes it.
+            # On the config checked (named as its loader names it), the file the user
+            # runs; an inherited value also names the parent that writes it.
             value_from = (Place(problem.file, problem.line)
                           if problem.file is not None and report.inherited(problem) else None)
             case.findings.append(Finding(
                 problem.rule or "problem", "error", problem.message,
-                report.config, report.config_line(problem), value_from=value_from,
+                os.path.normpath(report.config), report.config_line(problem),
+                value_from=value_from,
             ))
         for text in report.warnings:
             case.findings.append(Finding("warning", "warning", text, report.config))
