@@ -815,7 +815,7 @@ def key_lines(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | No
 
 def defaults_line(path: str | os.PathLike[str]) -> int | None:
     """The line of `path`'s own `defaults:` key (what brings inherited values into it), or
-    None when it has none or cannot be read. The parse is the one its load made."""
+    None when it has none or cannot be read. Its load's parse is reused (`_parse_cached`)."""
     shown = _display(Path(path))
     try:
         parsed = _parse_cached(Path(path), resolved(Path(path), shown), shown)
