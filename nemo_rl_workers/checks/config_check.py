@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.model.resolver import Resolution, resolve_sections
 from nemo_rl_workers.model.sections import read_by_checks, section_at
-from nemo_rl_workers.reading.origin import locate
+from nemo_rl_workers.reading.origin import Lines, locate, own_line, same_file
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.config_expressions import Read
@@ -48,6 +48,25 @@ class ConfigReport:
     world_size_from: str | None = None
     # The NeMo-RL revision the config was judged against (None: not chosen, the reference).
     revision: Revision | None = None
+    # Where each key of the loaded config is written (the config or a `defaults:` parent),
+    # and the line of the config's own `defaults:`: to place an inherited value's problem
+    # on the config checked, the file the user runs.
+    lines: Lines = field(default_factory=dict)
+    defaults_line: int | None = None
+
+    def inherited(self, problem: Problem) -> bool:
+        """Whether the value `problem` is about is written in a `defaults:` parent (the
+        problem's file), not in the config checked."""
+        return problem.file is not None and not same_file(problem.file, self.config)
+
+    def config_line(self, problem: Problem) -> int | None:
+        """The line of the config checked that `problem` lands on: its key's own line; for
+        an inherited value, the closest enclosing key the config writes, else its
+        `defaults:` line."""
+        if not self.inherited(problem):
+            return problem.line
+        found = own_line(self.config, self.lines, problem.path)
+        return found if found is not None else self.defaults_line
 
 
 def analyze_file(
@@ -66,7 +85,11 @@ def analyze_file(
     value (`load_for_check`). `revision`: the NeMo-RL to judge against (None: the
     reference)."""
     from nemo_rl_workers.checks.derived_answers import KeptLoads
-    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
+    from nemo_rl_workers.reading.loader import (
+        ConfigLoadError,
+        defaults_line,
+        load_config_located,
+    )
 
     report = ConfigReport(config=path, revision=revision)
     kept = KeptLoads.of(revision)
@@ -104,6 +127,7 @@ def analyze_file(
         analyze_config(config, report, world_size=world_size, verify=verify,
                        preflight=preflight)
     report.problems = [locate(path, lines, p) for p in report.problems]
+    report.lines, report.defaults_line = lines, defaults_line(path)
     return report
 
 

@@ -114,16 +114,20 @@ def _payload(code: int, out: str, err: str) -> Any:
 
 
 def _check_verdict(code: int, out: str, err: str) -> list[str]:
-    """The problem lines of `check --json` (file:line: message), or its stderr."""
+    """The problem lines of `check --json` (config:line: message), or its stderr. A line
+    names the config the item checks; an inherited value's, also the parent writing it."""
+    from nemo_rl_workers.findings.results import Place, naming_origin
+
     payload = _payload(code, out, err)
     if payload is None:
         return err.splitlines()
     lines = []
     for config in payload.get("configs", [payload]):
         for problem in config["problems"]:
-            where = problem["file"] or config["config"]
-            at = f"{where}:{problem['line']}" if problem["line"] is not None else where
-            lines.append(f"{at}: {problem['message']} [{problem['rule']}]")
+            at = Place(config["config"], problem["config_line"])
+            value_from = Place(problem["file"], problem["line"]) if problem["inherited"] else None
+            lines.append(f"{at}: {naming_origin(problem['message'], value_from)} "
+                         f"[{problem['rule']}]")
     return lines
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.findings.results import Case, Finding, Results, Severity
+from nemo_rl_workers.findings.results import Case, Finding, Place, Results, Severity
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.run import AuditReport
@@ -42,9 +42,14 @@ def check_results(reports: Sequence[ConfigReport], command: str = "check") -> Re
         case = Case(report.config, command, error=report.unusable, file=report.config,
                     notes=[*report.revision_notes, *report.skipped])
         for problem in report.problems:
+            # On the config checked (named as its loader names it), the file the user
+            # runs; an inherited value also names the parent that writes it.
+            value_from = (Place(problem.file, problem.line)
+                          if problem.file is not None and report.inherited(problem) else None)
             case.findings.append(Finding(
                 problem.rule or "problem", "error", problem.message,
-                problem.file if problem.file is not None else report.config, problem.line,
+                os.path.normpath(report.config), report.config_line(problem),
+                value_from=value_from,
             ))
         for text in report.warnings:
             case.findings.append(Finding("warning", "warning", text, report.config))

@@ -30,7 +30,7 @@ def worker_json(res: Resolution) -> dict[str, Any]:
     }
 
 
-def problem_json(problem: Problem) -> dict[str, Any]:
+def problem_json(problem: Problem, report: ConfigReport) -> dict[str, Any]:
     return {
         "path": problem.path,
         "expected": problem.expected,
@@ -39,6 +39,8 @@ def problem_json(problem: Problem) -> dict[str, Any]:
         "rule": problem.rule,
         "file": problem.file,
         "line": problem.line,
+        "inherited": report.inherited(problem),
+        "config_line": report.config_line(problem),
     }
 
 
@@ -61,7 +63,7 @@ def report_json(report: ConfigReport) -> dict[str, Any]:
         "nemo_rl": revision_json(report),
         "config": report.config,
         "workers": [worker_json(w) for w in report.workers],
-        "problems": [problem_json(p) for p in report.problems],
+        "problems": [problem_json(p, report) for p in report.problems],
         "warnings": list(report.warnings),
         "skipped": [*report.revision_notes, *report.skipped],
         "error": report.unusable,

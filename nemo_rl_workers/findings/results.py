@@ -14,8 +14,28 @@ Severity: TypeAlias = Literal["error", "warning", "note"]
 
 
 @dataclass(frozen=True)
+class Place:
+    """A file, and a line of it when known."""
+
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return self.file if self.line is None else f"{self.file}:{self.line}"
+
+
+def naming_origin(message: str, value_from: Place | None) -> str:
+    """`message`, and where the value it is about is written when that is another file."""
+    return message if value_from is None else f"{message} (value inherited from {value_from})"
+
+
+@dataclass(frozen=True)
 class Finding:
-    """One thing a command found: its rule, how bad, what, and where when known."""
+    """One thing a command found: its rule, how bad, what, and where when known.
+
+    `file` is the subject the user ran the command on (for `check`, the config); where
+    the value a finding is about is written in another file (a `defaults:` parent),
+    `value_from` says where, and each format chooses how to show both."""
 
     rule: str
     severity: Severity
@@ -23,11 +43,17 @@ class Finding:
     file: str | None = None
     line: int | None = None
     title: str = ""
+    value_from: Place | None = None
 
     @property
     def heading(self) -> str:
         """The annotation's title: given, else the rule."""
         return self.title or self.rule
+
+    @property
+    def text(self) -> str:
+        """The message for a format with one place per finding: naming `value_from`."""
+        return naming_origin(self.message, self.value_from)
 
 
 @dataclass

@@ -813,6 +813,18 @@ def key_lines(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | No
     return _load_merged(path, root).lines
 
 
+def defaults_line(path: str | os.PathLike[str]) -> int | None:
+    """The line of `path`'s own `defaults:` key (what brings inherited values into it), or
+    None when it has none or cannot be read. Its load's parse is reused (`_parse_cached`)."""
+    shown = _display(Path(path))
+    try:
+        parsed = _parse_cached(Path(path), resolved(Path(path), shown), shown)
+    except ConfigLoadError:
+        return None
+    found = parsed.lines.get("defaults")
+    return found[1] if found is not None else None
+
+
 def key_line(
     path: str | os.PathLike[str],
     dotted_key: str,

@@ -10,6 +10,7 @@ copied or built by hand has no origin, and its problems carry none.
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -67,14 +68,35 @@ def origin_of(section: object) -> Origin | None:
     return found if found is not None and found.mapping is section else None
 
 
+def _enclosing(path: str) -> str:
+    """`a.b` of `a.b.c` and of `a.b[1]`; '' at the top."""
+    return path.rpartition(".")[0] if "." in path else path.rpartition("[")[0]
+
+
 def locate(file: str, lines: Lines, problem: Problem, key: str | None = None) -> Problem:
     """The problem at the file and line that set its key (or its closest parent key)."""
     path = problem.path if key is None else key
     while path:
         if path in lines:
             return problem.located(*lines[path])
-        path = path.rpartition(".")[0] if "." in path else path.rpartition("[")[0]
+        path = _enclosing(path)
     return problem.located(file)
+
+
+def same_file(one: str, other: str) -> bool:
+    """Whether two names the loader gave (as given, or normalised) are one file."""
+    return os.path.normpath(one) == os.path.normpath(other)
+
+
+def own_line(file: str, lines: Lines, path: str) -> int | None:
+    """The line where `file` itself writes `path` or its closest enclosing key (a value
+    inherited through `defaults:` sits under a block the file may still write), or None."""
+    while path:
+        found = lines.get(path)
+        if found is not None and same_file(found[0], file):
+            return found[1]
+        path = _enclosing(path)
+    return None
 
 
 def _relocated(origin: Origin, path: str, problems: Iterable[Problem]) -> list[Problem]:

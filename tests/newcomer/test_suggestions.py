@@ -55,6 +55,8 @@ def test_a_misspelled_selection_key_names_the_right_one(tmp_path: Path) -> None:
         "rule": "key",
         "file": str(tmp_path / "c.yaml"),
         "line": 2,
+        "inherited": False,
+        "config_line": 2,
     }
 
 

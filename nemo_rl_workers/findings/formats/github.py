@@ -30,7 +30,7 @@ def annotation(finding: Finding) -> str:
         if finding.line is not None:
             props.append(f"line={finding.line}")
     props.append(f"title={escape_property(finding.heading)}")
-    return f"::{_COMMAND[finding.severity]} {','.join(props)}::{escape_data(finding.message)}"
+    return f"::{_COMMAND[finding.severity]} {','.join(props)}::{escape_data(finding.text)}"
 
 
 def render(results: Results) -> str:

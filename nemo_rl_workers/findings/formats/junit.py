@@ -33,7 +33,7 @@ def _line(finding: Finding) -> str:
     where = ""
     if finding.file is not None:
         where = f"{finding.file}:{finding.line}: " if finding.line else f"{finding.file}: "
-    return xml_safe(f"{where}{finding.message}")
+    return xml_safe(f"{where}{finding.text}")
 
 
 def _case(case: Case) -> TestCase:

@@ -4,7 +4,8 @@ Built with `pydantic-sarif`, whose model is generated from the SARIF 2.1.0 JSON 
 (required members, enumerations and bounds are checked as the log is built, unknown
 members refused): one rule descriptor per rule name that occurs (id, short description,
 and the rule's help from the guide's catalogue as text and markdown; a link to the guide
-only where its address is known), one result per finding with its physical location.
+only where its address is known), one result per finding with its physical location (and,
+for a value inherited from another file, that file's line as a related location).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from nemo_rl_workers.findings.catalogue import guide_url, help_for
-from nemo_rl_workers.findings.results import Finding, Results
+from nemo_rl_workers.findings.results import Finding, Place, Results
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL = "nemo-rl-workers"
@@ -54,20 +55,29 @@ def render(results: Results) -> str:
             helpUri=found.uri,
         ))
 
+    def physical(place: Place) -> Any:
+        return sarif.PhysicalLocation(
+            artifactLocation=sarif.ArtifactLocation(uri=artifact_uri(place.file)),
+            region=sarif.Region(startLine=place.line) if place.line else None,
+        )
+
     def result(finding: Finding) -> Any:
         locations = []
         if finding.file is not None:
-            region = sarif.Region(startLine=finding.line) if finding.line else None
-            locations.append(sarif.Location(physicalLocation=sarif.PhysicalLocation(
-                artifactLocation=sarif.ArtifactLocation(uri=artifact_uri(finding.file)),
-                region=region,
-            )))
+            locations.append(sarif.Location(
+                physicalLocation=physical(Place(finding.file, finding.line))))
+        # The subject is the location; where an inherited value is written is related.
+        related = [] if finding.value_from is None else [sarif.Location(
+            id=0, physicalLocation=physical(finding.value_from),
+            message=sarif.Message(text="the value, inherited through defaults:, is written here"),
+        )]
         return sarif.Result(
             ruleId=finding.rule,
             ruleIndex=rule_ids.index(finding.rule),
             level=sarif.Level(finding.severity),
-            message=sarif.Message(text=finding.message),
+            message=sarif.Message(text=finding.text),
             locations=locations,
+            relatedLocations=related,
         )
 
     log = sarif.StaticAnalysisResultsFormatSarifVersion210JsonSchema(
