@@ -7,15 +7,20 @@ one no `generate`. A subclass of either's undecorated class, in a package outsid
 tree, is asked for what its base has, never for what it lacks: not by the source side
 (`missing_calls`), not in the workers' interpreter (`not_asked`). A subclass that breaks
 or hides a method its base has is refused, in a sentence naming what is missing and where
-the driver calls it. Skipped where the corpus is absent.
+the driver calls it. `audit` holds them to the same (the tree's own gap stays the tree's
+finding). Skipped where the corpus is absent.
 """
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.guard import driver_calls, hooks, judgement, worker_check
 from nemo_rl_workers.guard.class_model import class_model
 from tests.guard.upstream import TREE
@@ -150,3 +155,39 @@ def test_missing_in_the_workers_interpreter_only_where_its_source_has_it(on_path
         f"({VLLM / 'vllm_worker.py'}:850): the workers import another version of the class "
         "or its bases")
     assert verdict.fix.startswith("make the workers' interpreter import the same code")
+
+
+def _audit(package: Path, *extensions: str) -> dict[str, Any]:
+    out, err = io.StringIO(), io.StringIO()
+    main(["audit", "--nemo-rl", str(TREE), "--json", "--no-cache", "--path", str(package),
+          *(f"{PACKAGE}.workers.{name}" for name in extensions)], out, err)
+    report: dict[str, Any] = json.loads(out.getvalue())
+    return report
+
+
+def test_audit_holds_an_extension_to_its_base(package: Path) -> None:
+    """`audit` with the extensions: the correct ones have no finding of their own (the
+    sync worker's missing `load_model` stays the tree's finding, on the tree's classes);
+    the ones that break or hide their base's `generate` have theirs."""
+    report = _audit(package, "TaggedWorker", "TaggedAsyncWorker", "DatalessWorker",
+                    "GenerateHidingWorker")
+    theirs = {(f["worker"].rpartition(".")[2], f["rule"], f["method"])
+              for f in report["findings"] if f["worker"].startswith(f"{PACKAGE}.")}
+    assert theirs == {
+        ("DatalessWorker", "override-unknown-keyword", "generate"),
+        ("GenerateHidingWorker", "override-not-a-method", "generate"),
+    }
+    [load] = [f for f in report["findings"]
+              if f["method"] == "load_model" and f["rule"] == "missing-method"]
+    assert {w.rpartition(".")[2] for w in load["workers"]} == {
+        "VllmGenerationWorker", "VllmQuantGenerationWorker"}
+    hiding = next(f for f in report["findings"] if f["rule"] == "override-not-a-method")
+    assert hiding["message"] == (
+        "VllmGeneration.generate calls generate on its workers, but "
+        f"{PACKAGE}.workers.GenerateHidingWorker binds generate to None, hiding "
+        "nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorkerImpl.generate: Ray "
+        "finds no method generate on its workers")
+    roles = {e["class"].rpartition(".")[2]: e["stands_for"].rpartition(".")[2]
+             for e in report["extensions"]}
+    assert roles["TaggedWorker"] == "VllmGenerationWorker"
+    assert roles["TaggedAsyncWorker"] == "VllmAsyncGenerationWorker"
