@@ -152,7 +152,6 @@ def sentence_of(findings: list[Finding], driver: DriverFrame) -> str:
             f"({len(methods)} method(s): {listed}; audit rule(s) {', '.join(rules)})")
 
 
-
 def binding_in_source(fqn: str, method: str, own_root: str) -> tuple[str, str, str]:
     """What the class's source on the driver's path binds `method` to, first in its MRO:
     ("method" or "attribute", the class's FQN, file:line); ("none", "", "") where no

@@ -271,8 +271,9 @@ def _method_verdict(fqn: str, driver: Any, own: str, problem: tuple[str, str, st
              f"workers{at}")
     if kind == "unknown":  # its source cannot tell: what the workers' interpreter found
         return judgement.Verdict(
-            driver_calls.RULE, f"{lacks}; {line}",
-            f"define {name}.{method} with the parameters the driver's call passes")
+            rule, f"{line}; the driver {driver.name} calls it on its workers{at}",
+            f"define {name}.{method} with the parameters the driver's call passes, or make "
+            "the workers' interpreter import the same code as the driver")
     below = driver_calls.defined_below(fqn, method, own)
     hidden = f", hiding {below[0]}.{method} ({below[1]})" if below is not None else ""
     if kind == "attribute":  # bound, in the source too, to what is not a method

@@ -191,3 +191,17 @@ def test_audit_holds_an_extension_to_its_base(package: Path) -> None:
              for e in report["extensions"]}
     assert roles["TaggedWorker"] == "VllmGenerationWorker"
     assert roles["TaggedAsyncWorker"] == "VllmAsyncGenerationWorker"
+
+
+def test_the_revisions_protocols_ask_what_each_worker_has() -> None:
+    """What `verify --protocol` (with `audit --emit-protocols`' module) and the workers'
+    interpreter judge an extension by: the sync worker's Protocol has no `load_model`
+    (a comment says the driver calls it), the async worker's has."""
+    from nemo_rl_workers.guard.driver_model import driver_model
+
+    protocols = driver_model(str(TREE)).protocols
+    sync, async_ = (protocols["VllmGenerationWorkerProtocol"],
+                    protocols["VllmAsyncGenerationWorkerProtocol"])
+    assert "def load_model" not in sync and "def generate(" in sync
+    assert "# load_model: called by VllmGeneration, not defined by VllmGenerationWorker" in sync
+    assert "def load_model(self) -> None: ..." in async_
