@@ -542,6 +542,12 @@ AUDIT: Rows = (
          'never sends'),
     ),
     (
+        'override-not-a-method',
+        ('error: the extension binds a name a driver calls on its workers to a literal '
+         '(`generate = None`), hiding the method its NeMo-RL base defines: Ray finds no '
+         'such method on its workers'),
+    ),
+    (
         'base-call-unknown-keyword',
         ('error: a worker class a driver of the tree starts, a class it hands vLLM, or a '
          "class of the tree that subclasses one, overrides a method, and a base class's "

@@ -11,8 +11,10 @@ rules (`rules.check`).
 A call is held against the class only where the verdict is the class's own: calls the
 driver makes unconditionally (a call made only under some switch, such as a quantized
 worker's, may never be made on this run), rules of severity error, and only what the
-tree's own classes of that driver pass (upstream's own gaps are the audit's business,
-not a reason to refuse a run). What the model cannot find (the class outside the folders
+tree's own worker the class extends passes (`worker_check.stands_for`: a subclass of the
+sync vLLM worker is not asked for what only the async one has; of a class extending none,
+what every worker of that driver passes): upstream's own gaps are the audit's business,
+not a reason to refuse a run. What the model cannot find (the class outside the folders
 read) is undecided: it passes.
 """
 
@@ -26,10 +28,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.rules import Finding
-    from nemo_rl_workers.guard.driver_model import DriverModel
-    from nemo_rl_workers.guard.worker_check import Candidate
+    from nemo_rl_workers.guard.driver_model import DriverModel, OwnWorker
+    from nemo_rl_workers.guard.worker_check import Base, Candidate
 
 SHOWN = 3  # methods named in the sentence; the rest are counted
+RULE = "driver-calls"  # the class lacks what the driver calls on its workers
 
 
 @dataclass(frozen=True)
@@ -90,8 +93,32 @@ def missing_calls(fqn: str, driver: DriverFrame, own_root: str) -> list[Finding]
     choice = WorkerChoice(fqn, frozenset(), driver.where)
     found, _ = check(subject.tree, subject.resolver, dispatches, {driver.name: (None, [choice])})
     known = model.known.get(driver.name, frozenset())
+    info = subject.info(fqn)
+    if info is not None:
+        mro = [c.fqn for c in subject.resolver.mro(info).classes]
+        extended = stands_for(mro, model.workers.get(driver.name, ()))
+        if extended:  # held to the worker it extends, not to what another has
+            known = frozenset().union(*(fails for _, _, fails in extended))
     return [f for f in found if f.severity == "error"
             and (f.rule, f.method, f.call) not in known]
+
+
+def stands_for(mro: list[str], workers: tuple[OwnWorker, ...]) -> list[OwnWorker]:
+    """The tree's own workers of the driver that a class (its MRO) extends."""
+    from nemo_rl_workers.guard.driver_model import bases_of
+    from nemo_rl_workers.guard.worker_check import stands_for as nearest
+
+    chosen = {base[0] for base in nearest(mro, bases_of(workers))}
+    return [w for w in workers if w[0] in chosen]
+
+
+def bases_for(driver: DriverFrame, own_root: str, model: DriverModel | None = None
+              ) -> tuple[Base, ...]:
+    """The driver's own workers as the workers' interpreter takes them (`not_asked`)."""
+    from nemo_rl_workers.guard.driver_model import bases_of, driver_model
+
+    model = model or driver_model(_tree_root(own_root))
+    return bases_of(model.workers.get(driver.name, ()))
 
 
 def protocols_of(driver: DriverFrame, own_root: str,
@@ -124,3 +151,48 @@ def sentence_of(findings: list[Finding], driver: DriverFrame) -> str:
     return (f"cannot serve what the driver {driver.name} calls on its workers "
             f"({len(methods)} method(s): {listed}; audit rule(s) {', '.join(rules)})")
 
+
+def binding_in_source(fqn: str, method: str, own_root: str) -> tuple[str, str, str]:
+    """What the class's source on the driver's path binds `method` to, first in its MRO:
+    ("method" or "attribute", the class's FQN, file:line); ("none", "", "") where no
+    class of its MRO binds it; ("unknown", "", "") where that cannot be told (the class
+    not modelled, a base outside the folders read)."""
+    from nemo_rl_workers.guard.class_model import class_model
+
+    subject = class_model(fqn, _tree_root(own_root))
+    info = subject.info(fqn)
+    if info is None:
+        return "unknown", "", ""
+    mro = subject.resolver.mro(info)
+    for owner in mro.classes:
+        if method in owner.methods:
+            return "method", owner.fqn, owner.methods[method].where
+        if method in owner.attributes:
+            return "attribute", owner.fqn, owner.where
+    return ("unknown" if mro.unknown or mro.problem is not None else "none"), "", ""
+
+
+def defined_below(fqn: str, method: str, own_root: str) -> tuple[str, str] | None:
+    """The tree's own class of the class's MRO that defines `method` as a method, and
+    where; None where none does."""
+    from nemo_rl_workers.guard.class_model import class_model
+
+    subject = class_model(fqn, _tree_root(own_root))
+    info = subject.info(fqn)
+    if info is None:
+        return None
+    for owner in subject.resolver.mro(info).classes:
+        if method in owner.methods and not subject.owns(owner.file):
+            return owner.fqn, owner.methods[method].where
+    return None
+
+
+def call_of(driver: DriverFrame, method: str, own_root: str) -> tuple[str, str] | None:
+    """Where the driver calls `method` on its workers (file:line) and in which function,
+    first of its unconditional calls; None where it makes no such call."""
+    from nemo_rl_workers.guard.driver_model import driver_model
+
+    model = driver_model(_tree_root(own_root))
+    calls = [c for c in model.calls.get(driver.name, ()) if c.method == method]
+    calls.sort(key=lambda c: not c.always)
+    return (calls[0].call, calls[0].function) if calls else None

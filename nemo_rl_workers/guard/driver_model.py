@@ -5,7 +5,9 @@ name, as the audit names drivers): the calls it makes on its workers by name (me
 positional count, keywords, whether some keywords come from an unknown mapping, stream or
 value, where, and whether it makes it unconditionally), the audit's verdicts on the
 tree's own worker classes of that driver on those calls (rule, method, call site: what
-upstream's own classes fail is the audit's business, never a reason to refuse a run), and
+upstream's own classes fail is the audit's business, never a reason to refuse a run), each
+of those classes with its MRO and what it fails itself (a class extending one is held to
+no more than it: `worker_check.stands_for`), and
 the revision's Protocols as `audit --emit-protocols` writes them (from the tree's
 `nemo_rl` alone: an annotation naming what the tree does not define is `Any`), each with
 the driver and default worker it is of (the workers' interpreter checks the class
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,11 +41,17 @@ from typing import TYPE_CHECKING, Any
 from nemo_rl_workers.guard import PREFIX
 
 if TYPE_CHECKING:
+    from nemo_rl_workers.checks.audit.rules import Finding
+    from nemo_rl_workers.guard.worker_check import Base
     from nemo_rl_workers.tree.cache import ContentCache
+    from nemo_rl_workers.tree.source import Resolver, SourceTree
 
 PACKAGE = "nemo_rl"
 KIND = "guard-drivers"
 Known = tuple[str, str, str]  # (rule, method, call): a finding the tree's own classes have
+# (a worker class the driver starts, the FQNs of its MRO in the tree, its own findings on
+# the driver's calls): `worker_check.Base` with each finding whole.
+OwnWorker = tuple[str, tuple[str, ...], frozenset[Known]]
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,8 @@ class DriverModel:
     # name -> (default worker FQN, its Protocol's name).
     protocols: Mapping[str, str] = field(default_factory=dict)
     roles: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # driver name -> the worker classes it starts, each with what it fails itself
+    workers: Mapping[str, tuple[OwnWorker, ...]] = field(default_factory=dict)
 
 
 def model_key(root: Path, cache: ContentCache | None = None) -> str:
@@ -100,6 +110,7 @@ def build(root: Path) -> DriverModel:
     owners = sorted({d.name for d in side.drivers.values()} | {d.owner for d in side.dispatches})
     calls: dict[str, tuple[DriverCall, ...]] = {}
     known: dict[str, frozenset[Known]] = {}
+    workers: dict[str, tuple[OwnWorker, ...]] = {}
     choices = {name: reader.choices_of(name) for name in owners}
     for name in owners:
         driver, own = choices[name]
@@ -111,15 +122,34 @@ def build(root: Path) -> DriverModel:
             for d in dispatches)
         theirs, _ = check(tree, resolver, dispatches, {name: (driver, own)})
         known[name] = frozenset((f.rule, f.method, f.call) for f in theirs)
+        workers[name] = tuple(_own_worker(tree, resolver, fqn, theirs)
+                              for fqn in dict.fromkeys(c.fqn for c in own))
     try:
         emitted = emission(AuditContext(root, tree, resolver, side, choices))
     except ValueError:  # a tree whose Protocols cannot be written: none checked
-        return DriverModel(calls, known)
+        return DriverModel(calls, known, workers=workers)
     roles: dict[str, list[tuple[str, str]]] = {}
     for driver_name, worker, protocol in emitted.roles:
         roles.setdefault(driver_name, []).append((worker, protocol))
     return DriverModel(calls, known, one_module_each(emitted.text),
-                       {k: tuple(v) for k, v in roles.items()})
+                       {k: tuple(v) for k, v in roles.items()}, workers)
+
+
+def _own_worker(tree: SourceTree, resolver: Resolver, fqn: str,
+                findings: Sequence[Finding]) -> OwnWorker:
+    from nemo_rl_workers.tree.source import resolve_fqn
+
+    info = resolve_fqn(tree, fqn)
+    mro = tuple(c.fqn for c in resolver.mro(info).classes) if info is not None else (fqn,)
+    return fqn, mro, frozenset((f.rule, f.method, f.call) for f in findings
+                               if fqn in (f.worker, *f.workers))
+
+
+def bases_of(workers: Sequence[OwnWorker]) -> tuple[Base, ...]:
+    """The workers as the workers' interpreter takes them (`worker_check.Base`): the
+    methods each fails of its driver's calls."""
+    return tuple((fqn, mro, tuple(sorted({method for _, method, _ in fails})))
+                 for fqn, mro, fails in workers)
 
 
 def one_module_each(text: str) -> dict[str, str]:
@@ -154,6 +184,9 @@ def as_payload(model: DriverModel) -> dict[str, Any]:
         "known": {name: sorted(list(k) for k in known) for name, known in model.known.items()},
         "protocols": dict(model.protocols),
         "roles": {name: [list(r) for r in roles] for name, roles in model.roles.items()},
+        "workers": {name: [[fqn, list(mro), sorted(list(k) for k in fails)]
+                           for fqn, mro, fails in workers]
+                    for name, workers in model.workers.items()},
     }
 
 
@@ -173,13 +206,25 @@ def from_payload(payload: Mapping[str, Any]) -> DriverModel:
         protocols = dict(payload["protocols"])
         roles = {str(name): tuple(_role(row) for row in rows)
                  for name, rows in dict(payload["roles"]).items()}
+        workers = {str(name): tuple(_worker(row) for row in rows)
+                   for name, rows in dict(payload["workers"]).items()}
     except BadPayload:
         raise
     except (KeyError, TypeError, ValueError) as bad:
         raise BadPayload(f"{type(bad).__name__}: {bad}") from bad
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in protocols.items()):
         raise BadPayload("Protocols that are not text")
-    return DriverModel(calls, known, protocols, roles)
+    return DriverModel(calls, known, protocols, roles, workers)
+
+
+def _worker(row: object) -> OwnWorker:
+    if not isinstance(row, list) or len(row) != 3:
+        raise BadPayload("a worker of another shape")
+    fqn, mro, fails = row
+    if not isinstance(fqn, str) or not isinstance(mro, list) \
+            or not all(isinstance(m, str) for m in mro) or not isinstance(fails, list):
+        raise BadPayload("a worker field of another type")
+    return fqn, tuple(mro), frozenset(_known(k) for k in fails)
 
 
 def _role(row: object) -> tuple[str, str]:

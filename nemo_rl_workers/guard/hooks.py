@@ -174,7 +174,7 @@ def _driver_verdict(fqn: str, driver: Any, own: str, where: str) -> tuple[Any, s
     if not findings:
         return judgement.PASS, where
     return judgement.Verdict(
-        "driver-calls", driver_calls.sentence_of(findings, driver),
+        driver_calls.RULE, driver_calls.sentence_of(findings, driver),
         f"give {fqn.rpartition('.')[2]} those methods with the signatures the driver calls "
         f"(subclass the tree's own worker of {driver.name}, or add them); in CI, "
         f"`nemo-rl-workers audit --nemo-rl TREE --path DIR {fqn}` finds it"), driver.where
@@ -201,6 +201,7 @@ def _start_worker_check(fqn: str, driver: Any, own: str | None,
         return None  # upstream builds that interpreter later: not checked here
     calls: list[worker_check.Call] = []
     protocols: tuple[worker_check.Candidate, ...] = ()
+    bases: tuple[worker_check.Base, ...] = ()
     if driver is not None and own is not None:
         from pathlib import Path
 
@@ -210,7 +211,8 @@ def _start_worker_check(fqn: str, driver: Any, own: str | None,
             else None
         calls = driver_calls.calls_of(driver, own, model)
         protocols = driver_calls.protocols_of(driver, own, model)
-    return worker_check.start(fqn, python, calls, protocols)
+        bases = driver_calls.bases_for(driver, own, model)
+    return worker_check.start(fqn, python, calls, protocols, bases)
 
 
 def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any:
@@ -229,7 +231,9 @@ def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any
         return judgement.PASS
     python = pending.key[1]
     rule = problems[0][0]
-    lines = [line for kind, line in problems if kind == rule]
+    lines = [line for kind, line, _ in problems if kind == rule]
+    if rule == worker_check.METHOD_RULE and driver is not None and own is not None:
+        return _method_verdict(fqn, driver, own, problems[0])
     if rule == worker_check.PROTOCOL_RULE:
         return judgement.Verdict(
             rule, f"fails the check against the revision's Protocol of what the driver "
@@ -243,11 +247,52 @@ def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any
         "register the environment that has them")
 
 
-def _verified_inputs(driver: Any, own: str) -> tuple[Any, Any]:
+def _method_verdict(fqn: str, driver: Any, own: str, problem: tuple[str, str, str]) -> Any:
+    """A method the driver calls, as the workers' interpreter found it: where the class's
+    source on the driver's path has that method, the two interpreters disagree (said as
+    such); where it does not (no class of its MRO defines it, or one binds the name to
+    something else), the class lacks it, wherever it is imported: said with where the
+    driver calls it and which base of the tree defines it."""
+    from nemo_rl_workers.guard import driver_calls, judgement
+
+    rule, line, method = problem
+    name = fqn.rpartition(".")[2]
+    kind, owner, where = driver_calls.binding_in_source(fqn, method, own)
+    if kind == "method":
+        return judgement.Verdict(
+            rule, f"{line}, though its source on the driver's path defines it ({where}): "
+                  "the workers import another version of the class or its bases",
+            "make the workers' interpreter import the same code as the driver (the same "
+            "version of the class's package and of NeMo-RL on its path), or register the "
+            "environment that has it")
+    called = driver_calls.call_of(driver, method, own)
+    at = f" at {called[0]} ({called[1]})" if called is not None else ""
+    lacks = (f"has no method {method}, which the driver {driver.name} calls on its "
+             f"workers{at}")
+    if kind == "unknown":  # its source cannot tell: what the workers' interpreter found
+        return judgement.Verdict(
+            rule, f"{line}; the driver {driver.name} calls it on its workers{at}",
+            f"define {name}.{method} with the parameters the driver's call passes, or make "
+            "the workers' interpreter import the same code as the driver")
+    below = driver_calls.defined_below(fqn, method, own)
+    hidden = f", hiding {below[0]}.{method} ({below[1]})" if below is not None else ""
+    if kind == "attribute":  # bound, in the source too, to what is not a method
+        return judgement.Verdict(
+            driver_calls.RULE, f"{lacks}: {owner} binds {method} to a value that is not a "
+                               f"method ({where}){hidden}",
+            f"do not bind {method} in {owner.rpartition('.')[2]}, or make it a method that "
+            "takes the driver's call")
+    return judgement.Verdict(
+        driver_calls.RULE, f"{lacks}: no class of its MRO defines it",
+        f"define {name}.{method} with the parameters the driver's call passes")
+
+
+def _verified_inputs(driver: Any, own: str) -> tuple[Any, Any, Any]:
     from nemo_rl_workers.guard import driver_calls
 
     return (tuple(driver_calls.calls_of(driver, own)),
-            tuple(driver_calls.protocols_of(driver, own)))
+            tuple(driver_calls.protocols_of(driver, own)),
+            tuple(driver_calls.bases_for(driver, own)))
 
 
 def _init(wrapped: Wrapped, instance: Any, args: tuple[Any, ...],

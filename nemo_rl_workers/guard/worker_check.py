@@ -16,6 +16,13 @@ modelled in the driver): a violation on a method the driver always calls is a pr
 class alone cannot decide is not). Protocols that cannot be imported there (a name of the
 tree they import fails), or a missing beartype or contracts, check nothing more.
 
+A class is never held to more than the tree's own worker it extends (`stands_for`: the
+driver's worker class sharing its nearest base, as the audit finds an extension's role):
+a method the driver calls that that worker lacks, or cannot take the call with, is the
+tree's own gap (the audit's finding), not the class's; of a class extending none of the
+driver's workers, what any of them fails is not asked either (`driver_calls.missing_calls`
+holds the source side to the same).
+
 Where the answer is an interpreter upstream has still to build (`uv ...`: upstream makes
 that virtual environment itself, inside `RayWorkerGroup`, after the placement groups) or a
 path that does not exist here, nothing is checked (said as such in no sentence: the
@@ -35,19 +42,50 @@ Call = tuple[str, int, tuple[str, ...] | None]  # method, positional count, keyw
 # (the default worker FQN of a role of the driver, its Protocol's name, the Protocol's
 # module as the revision emits it): the class is judged against the one `chosen` picks.
 Candidate = tuple[str, str, str]
+# (a worker class the driver starts, the FQNs of its MRO, the methods the driver calls
+# that it fails itself): what a class extending it is not asked (`stands_for`).
+Base = tuple[str, tuple[str, ...], tuple[str, ...]]
 Protocol = tuple[str, str]  # (the Protocol's module text, its name)
-Problem = tuple[str, str]  # (rule, what is wrong)
-IMPORT_RULE = "worker-interpreter"  # the class as imported there, with `inspect`
+Problem = tuple[str, str, str]  # (rule, what is wrong, the method it is about or "")
+IMPORT_RULE = "worker-interpreter"  # the class cannot be imported there
+METHOD_RULE = "worker-method"  # a method the driver calls, as `inspect` finds it there
 PROTOCOL_RULE = "worker-protocol"  # `contracts.check` against the revision's Protocol
 PROTOCOLS_MODULE = "nemo_rl_workers_guard_protocols"  # what the text runs as, there
+NOT_A_BASE = frozenset({"builtins.object", "object"})  # every class's: extends nothing
 TIMEOUT_S = 120.0
-_checked: dict[tuple[str, str, tuple[Call, ...], tuple[Candidate, ...]], list[Problem]] = {}
+Key = tuple[str, str, tuple[Call, ...], tuple[Candidate, ...], tuple[Base, ...]]
+_checked: dict[Key, list[Problem]] = {}
 
 
-def probe(fqn: str, calls: Sequence[Call],
-          candidates: Sequence[Candidate] = ()) -> list[Problem]:
-    """Runs in the workers' interpreter: why the class cannot serve `calls` there, or
-    fails the Protocol `chosen` picks of `candidates`."""
+def stands_for(mro: Sequence[str], bases: Sequence[Base]) -> list[Base]:
+    """The driver's workers a class (its MRO's FQNs, itself first) extends: those sharing
+    its nearest base (every one of a tie); none where it shares none."""
+    best: int | None = None
+    out: list[Base] = []
+    for base in bases:
+        theirs = set(base[1]) - NOT_A_BASE
+        position = next((i for i, name in enumerate(mro[1:], 1) if name in theirs), None)
+        if position is None:
+            continue
+        if best is None or position < best:
+            best, out = position, [base]
+        elif position == best:
+            out.append(base)
+    return out
+
+
+def not_asked(mro: Sequence[str], bases: Sequence[Base]) -> set[str]:
+    """The methods a class is not held to: what the tree's own workers it extends fail
+    (any of a tie), else what any of the driver's workers fails."""
+    extended = stands_for(mro, bases) or list(bases)
+    return {method for base in extended for method in base[2]}
+
+
+def probe(fqn: str, calls: Sequence[Call], candidates: Sequence[Candidate] = (),
+          bases: Sequence[Base] = ()) -> list[Problem]:
+    """Runs in the workers' interpreter: why the class cannot serve `calls` there (less
+    what `not_asked` leaves to the tree), or fails the Protocol `chosen` picks of
+    `candidates`."""
     import importlib
     import inspect
 
@@ -56,16 +94,24 @@ def probe(fqn: str, calls: Sequence[Call],
     try:
         module = importlib.import_module(module_name)
     except BaseException as error:  # noqa: BLE001 - what the workers would meet
-        return [(IMPORT_RULE, f"cannot be imported in {where}: {type(error).__name__}: {error}")]
+        return [(IMPORT_RULE, f"cannot be imported in {where}: {type(error).__name__}: "
+                              f"{error}", "")]
     cls = getattr(module, name, None)
     if cls is None:
-        return [(IMPORT_RULE, f"is not defined in {where}: module {module_name} has no {name}")]
+        return [(IMPORT_RULE, f"is not defined in {where}: module {module_name} has no "
+                              f"{name}", "")]
     target = getattr(cls, "__ray_actor_class__", cls)
+    mro = [f"{c.__module__}.{c.__qualname__}" for c in getattr(target, "__mro__", ())]
+    skipped = not_asked(mro, bases)
+    absent = object()
     problems: list[Problem] = []
     for method, positional, keywords in calls:
-        function = getattr(target, method, None)
-        if function is None:
-            problems.append((IMPORT_RULE, f"has no method {method} in {where}"))
+        if method in skipped:
+            continue
+        function = getattr(target, method, absent)
+        if not callable(function):
+            bound = "" if function is absent else f" (it is a {type(function).__name__} there)"
+            problems.append((METHOD_RULE, f"has no method {method} in {where}{bound}", method))
             continue
         try:
             signature = inspect.signature(function)
@@ -75,12 +121,13 @@ def probe(fqn: str, calls: Sequence[Call],
             signature.bind(None, *([None] * positional),
                            **{k: None for k in (keywords or ())})
         except TypeError as error:
-            problems.append((IMPORT_RULE, f"{method}{signature} does not accept the "
-                                          f"driver's call ({error})"))
+            problems.append((METHOD_RULE, f"{method}{signature} does not accept the "
+                                          f"driver's call in {where} ({error})", method))
     protocol = chosen(target, candidates)
     if problems or protocol is None:
         return problems
-    return against_protocol(target, protocol, {method for method, _, _ in calls}, where)
+    members = {method for method, _, _ in calls} - skipped
+    return against_protocol(target, protocol, members, where)
 
 
 def chosen(target: type, candidates: Sequence[Candidate]) -> Protocol | None:
@@ -139,8 +186,8 @@ def against_protocol(target: type, protocol: Protocol, members: set[str],
         return []
     finally:
         sys.modules.pop(PROTOCOLS_MODULE, None)
-    return [(PROTOCOL_RULE, str(violation)) for violation in report.violations
-            if violation.member in members]
+    return [(PROTOCOL_RULE, str(violation), str(violation.member))
+            for violation in report.violations if violation.member in members]
 
 
 def interpreter_of(answer: object) -> str | None:
@@ -158,7 +205,7 @@ class Pending:
     that the worker process Ray starts for it overlaps them. A task whose answer is never
     asked for (the class was refused before) finishes on its own: it creates nothing."""
 
-    key: tuple[str, str, tuple[Call, ...], tuple[Candidate, ...]]
+    key: Key
     ref: Any = None
 
     def result(self) -> list[Problem]:
@@ -166,14 +213,15 @@ class Pending:
             import ray
 
             answer: Any = ray.get(self.ref, timeout=TIMEOUT_S)
-            _checked[self.key] = [(str(rule), str(line)) for rule, line in answer]
+            _checked[self.key] = [(str(rule), str(line), str(method))
+                                  for rule, line, method in answer]
         return _checked[self.key]
 
 
 def start(fqn: str, python: str, calls: Sequence[Call],
-          candidates: Sequence[Candidate] = ()) -> Pending:
+          candidates: Sequence[Candidate] = (), bases: Sequence[Base] = ()) -> Pending:
     """Submit the probe (once per key in this process)."""
-    key = (fqn, python, tuple(calls), tuple(candidates))
+    key = (fqn, python, tuple(calls), tuple(candidates), tuple(bases))
     if key in _checked:
         return Pending(key)
     import ray
@@ -185,11 +233,12 @@ def start(fqn: str, python: str, calls: Sequence[Call],
     if os.path.realpath(python) != os.path.realpath(sys.executable):
         options["runtime_env"] = {"py_executable": python}
     task: Any = ray.remote(probe).options(**options)
-    return Pending(key, task.remote(fqn, list(calls), list(candidates)))
+    return Pending(key, task.remote(fqn, list(calls), list(candidates), list(bases)))
 
 
 def check_in_workers(fqn: str, python: str, calls: Sequence[Call],
-                     candidates: Sequence[Candidate] = ()) -> list[Problem]:
-    """The probe's problems, run once per (class, interpreter, calls, Protocols) in this
-    process."""
-    return start(fqn, python, calls, candidates).result()
+                     candidates: Sequence[Candidate] = (),
+                     bases: Sequence[Base] = ()) -> list[Problem]:
+    """The probe's problems, run once per (class, interpreter, calls, Protocols, bases)
+    in this process."""
+    return start(fqn, python, calls, candidates, bases).result()

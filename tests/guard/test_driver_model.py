@@ -135,7 +135,12 @@ def test_the_provisional_model_is_the_last_one_stored_and_never_a_verdict(
     computed); the verdict is asked on the model the key finds, and the task is sent again
     where the tree has changed since."""
     from nemo_rl_workers.guard import hooks, judgement, worker_check
-    from nemo_rl_workers.guard.driver_calls import DriverFrame, calls_of, protocols_of
+    from nemo_rl_workers.guard.driver_calls import (
+        DriverFrame,
+        bases_for,
+        calls_of,
+        protocols_of,
+    )
 
     root = _tree(tmp_path / "fork")
     assert driver_model.provisional_model(str(root)) is None  # nothing stored yet
@@ -149,9 +154,9 @@ def test_the_provisional_model_is_the_last_one_stored_and_never_a_verdict(
     own = str(root / "nemo_rl")
     frame = DriverFrame("EchoDriver", f"{driver}:24")
     sent = ("guard_workers.PingWorker", "python", tuple(calls_of(frame, own, stale)),
-            tuple(protocols_of(frame, own, stale)))
+            tuple(protocols_of(frame, own, stale)), tuple(bases_for(frame, own, stale)))
     # The task's answer on the stale calls, as if it had run: a problem.
-    worker_check._checked[sent] = [(worker_check.IMPORT_RULE, "has no method ping")]
+    worker_check._checked[sent] = [(worker_check.IMPORT_RULE, "cannot be imported (ping)", "")]
     same: tuple[Any, ...] = ()
     try:
         verdict = hooks._worker_verdict(sent[0], frame, own, worker_check.Pending(sent))
@@ -161,10 +166,11 @@ def test_the_provisional_model_is_the_last_one_stored_and_never_a_verdict(
         assert {c[0] for c in calls_of(frame, own)} == {"echo", "pong"}
         assert driver_model.provisional_model(str(root)) == driver_model.driver_model(str(root))
         same = ("guard_workers.PingWorker", "python", tuple(calls_of(frame, own)),
-                tuple(protocols_of(frame, own)))
-        worker_check._checked[same] = [(worker_check.IMPORT_RULE, "has no method pong")]
+                tuple(protocols_of(frame, own)), tuple(bases_for(frame, own)))
+        worker_check._checked[same] = [(worker_check.IMPORT_RULE, "cannot be imported (pong)",
+                                        "")]
         refused = hooks._worker_verdict(same[0], frame, own, worker_check.Pending(same))
-        assert (refused.refused, refused.what) == (True, "has no method pong")
+        assert (refused.refused, refused.what) == (True, "cannot be imported (pong)")
     finally:
         worker_check._checked.pop(sent, None)
         worker_check._checked.pop(same, None)

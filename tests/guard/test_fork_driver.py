@@ -26,6 +26,9 @@ pytestmark = [
 ]
 
 DRIVER = Path(__file__).resolve().parent / "fork_echo_driver.py.txt"
+# A driver shaped as upstream's VllmGeneration: its default worker lacks what only its
+# deferred start calls.
+LOADING_DRIVER = Path(__file__).resolve().parent / "fork_loading_driver.py.txt"
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +39,9 @@ def fork_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
     (fork / "nemo_rl" / "models" / "echo").mkdir()
     (fork / "nemo_rl" / "models" / "echo" / "__init__.py").write_text("")
     shutil.copy(DRIVER, fork / "nemo_rl" / "models" / "echo" / "echo_driver.py")
+    shutil.copy(LOADING_DRIVER, fork / "nemo_rl" / "models" / "echo" / "loading_driver.py")
     run = run_upstream([CLI, "run", str(SCRIPT), "driver-missing", "driver-good", "driver-own",
-                        "driver-typed"], tree=fork)
+                        "driver-typed", "loading-tagged", "loading-hides-echo"], tree=fork)
     return fork, run
 
 
@@ -86,3 +90,34 @@ def test_a_class_failing_the_revisions_protocol_is_refused_in_the_workers_interp
         "type checkers).")
     assert "\n" not in text
     assert found["ray"] == []  # the probe is a task: no actor, no placement group
+
+
+def test_an_extension_is_not_held_to_what_its_base_lacks(fork_run: tuple[Path, Run]) -> None:
+    """The fork's default worker, and so its undecorated base the extension subclasses,
+    has no `load`, which the driver calls only in its deferred start: the extension, which
+    adds one method, starts; the workers' interpreter is not asked for `load` either."""
+    _, run = fork_run
+    found = run.scenarios["loading-tagged"]
+    assert "refused" not in found, found["refused"]["text"]
+    assert found["results"] == [[7, 7], ["tagged", "tagged"]]
+
+
+def test_an_extension_hiding_what_its_base_has_is_refused_for_that(
+        fork_run: tuple[Path, Run]) -> None:
+    """`echo = None` hides its base's `echo`, which the driver calls: refused, in words that
+    name what is missing and where the driver calls it, not an import to fix."""
+    fork, run = fork_run
+    driver = fork / "nemo_rl" / "models" / "echo" / "loading_driver.py"
+    user = Path(__file__).resolve().parent / "user" / "guard_loading_workers.py"
+    found = run.scenarios["loading-hides-echo"]
+    assert found["refused"]["text"] == (
+        f"nemo-rl-workers guard: refused RayWorkerGroup 'loading' at {driver}:28, before any "
+        "placement group or actor of it exists: guard_loading_workers.EchoHidingWorker has "
+        "no method echo, which the driver LoadingDriver calls on its workers at "
+        f"{driver}:33 (LoadingDriver.echo): guard_loading_workers.EchoHidingWorker binds echo "
+        f"to a value that is not a method ({user}:27), hiding "
+        f"nemo_rl.models.echo.loading_driver.LoadingWorkerImpl.echo ({driver}:14) (rule "
+        "driver-calls); fix: do not bind echo in EchoHidingWorker, or make it a method that "
+        "takes the driver's call.")
+    assert "importable" not in found["refused"]["text"]
+    assert found["ray"] == []

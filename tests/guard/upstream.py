@@ -72,7 +72,10 @@ def run_upstream(command: list[str], *, tree: Path = TREE, env: dict[str, str] |
     with tempfile.TemporaryDirectory(prefix="rg", dir="/tmp") as ray_tmp:
         full_env = {
             **base,
-            "PYTHONPATH": os.pathsep.join([str(tree), str(USER), *map(str, extra_path)]),
+            # The tool from this checkout (after the user's nemo_rl and workers): the one
+            # under test, whichever checkout the environment's editable install names.
+            "PYTHONPATH": os.pathsep.join([str(tree), str(USER), *map(str, extra_path),
+                                           REPO_ROOT]),
             "RAY_TMPDIR": ray_tmp,
             "RAY_USAGE_STATS_ENABLED": "0",
             "PYTHONUNBUFFERED": "1",

@@ -9,7 +9,12 @@ For one extension class (a subclass of some worker a driver starts):
   its MRO at that revision: a missing method, an unknown keyword, a missing required
   argument, too many positional arguments;
 - every driver call of the role that reaches one of its own overrides: a keyword the
-  driver sends that the override does not take, a required parameter never sent.
+  driver sends that the override does not take, a required parameter never sent; or
+  that one of its own classes hides, binding the name to a literal where a base defines
+  the method.
+
+A method the driver calls that the extension's NeMo-RL base lacks too is never the
+extension's finding: it is the driver side's, on the tree's own worker.
 
 What cannot be told (a base outside the tree, a decorator that may change the
 signature, a `*args`/`**kwargs` at the call) is *unknown*: listed, never a finding.
@@ -330,6 +335,9 @@ class _Calls:
 
     def driver_call(self, call: DriverCall, own: set[str]) -> None:
         found = self.lookup(call.method, 0)
+        if found == "attribute":
+            self.hidden(call, own)
+            return
         if isinstance(found, str):
             return  # missing/unknown on the default worker too: the driver-side audit's
         target, owner = found
@@ -360,9 +368,50 @@ class _Calls:
                 f"override {owner.fqn}.{target.name} requires",
             )
 
+    def hidden(self, call: DriverCall, own: set[str]) -> None:
+        """A name the driver calls that one of the extension's own classes binds to a
+        literal, ahead of a base's method of that name."""
+        index, cls = next((i, c) for i, c in enumerate(self.mro)
+                          if call.method in c.attributes)
+        if cls.fqn not in own:
+            return  # NeMo-RL's own binding: the driver side's
+        below = next((c for c in self.mro[index + 1:] if call.method in c.methods), None)
+        if below is None:
+            return  # no base has it either: the driver side's finding, not the extension's
+        value, line = _bound_value(cls, call.method)
+        where = f"{cls.file}:{line}" if line else cls.where
+        if not isinstance(value, ast.Constant):
+            self.audit.unknown.append(
+                f"{where}: {cls.name}.{call.method} is bound to "
+                f"{ast.unparse(value) if value is not None else 'a value'}, ahead of "
+                f"{below.name}.{call.method}: whether it is a method is not known")
+            return
+        when = f" (when {_describe(call.condition)})" if call.condition else ""
+        self.finding(
+            "override-not-a-method", call.driver, call.method, call.call, where,
+            f"{call.driver} calls {call.method}{when} on its workers, but {cls.fqn} binds "
+            f"{call.method} to {ast.unparse(value)}, hiding {below.fqn}.{call.method}: Ray "
+            f"finds no method {call.method} on its workers",
+        )
+
     def finding(
         self, rule: RuleName, driver: str, method: str, call: str, definition: str, message: str
     ) -> None:
         self.audit.findings.append(
             Finding(rule, RULES[rule], driver, method, self.info.fqn, call, definition, message)
         )
+
+
+def _bound_value(cls: ClassInfo, name: str) -> tuple[ast.expr | None, int]:
+    """The value the class body last binds `name` to by assignment, and its line (None, 0
+    where it is bound otherwise: an import, a nested class)."""
+    value: ast.expr | None = None
+    line = 0
+    for node in cls.node.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            value, line = node.value, node.lineno
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id == name and node.value is not None:
+            value, line = node.value, node.lineno
+    return value, line

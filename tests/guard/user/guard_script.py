@@ -51,6 +51,9 @@ CLASSES = {
     "driver-good": "guard_workers.PingWorker",
     "driver-own": "nemo_rl.models.echo.echo_driver.EchoDefaultWorker",
     "driver-typed": "guard_workers.StrEchoWorker",  # echo takes a str, the Protocol an int
+    # The fork's LoadingDriver (its default worker has no `load`) constructs these groups:
+    "loading-tagged": "guard_loading_workers.TaggedLoadingWorker",
+    "loading-hides-echo": "guard_loading_workers.EchoHidingWorker",
 }
 
 
@@ -101,6 +104,13 @@ def scenario_run(scenario: str) -> dict[str, object]:
             echo = driver.EchoDriver(cluster, worker_fqn=fqn)
             out["results"] = [echo.echo(7), echo.ping()]
             echo.worker_group.shutdown(force=True)
+            return out
+        if scenario.startswith("loading-"):
+            module: Any = importlib.import_module("nemo_rl.models.echo.loading_driver")
+            loading = module.LoadingDriver(cluster, worker_fqn=fqn)
+            out["results"] = [loading.echo(7),
+                              ray.get(loading.worker_group.run_all_workers_single_data("tag"))]
+            loading.worker_group.shutdown(force=True)
             return out
         group = RayWorkerGroup(cluster, RayWorkerBuilder(fqn), name_prefix=f"guard-{scenario}",
                                sharding_annotations=NamedSharding(layout=[0, 1], names=["data"]))
