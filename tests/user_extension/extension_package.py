@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "package"
-CORPUS = HERE.parents[2].parent / "shared" / "corpus"
+CORPUS = HERE.parents[1].parent / "shared" / "corpus"  # ../shared/corpus from the root
 TREES = {"2026-08": CORPUS / "nemo-rl", "2025-09": CORPUS / "nemo-rl-2025-09"}
 CONFIG = "configs/my_ext.yaml"
 EXTENSION_FIELD = "worker_extension_cls_fqn"
