@@ -202,6 +202,7 @@ def _env(package: Path, cache_dir: Path, *first: Path) -> dict[str, str]:
         path.append(os.environ["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(path)
     env["NEMO_RL_WORKERS_CACHE_DIR"] = str(cache_dir)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # importing the tree writes nothing into the corpus
     return env
 
 
