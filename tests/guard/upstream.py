@@ -79,6 +79,8 @@ def run_upstream(command: list[str], *, tree: Path = TREE, env: dict[str, str] |
             "RAY_TMPDIR": ray_tmp,
             "RAY_USAGE_STATS_ENABLED": "0",
             "PYTHONUNBUFFERED": "1",
+            # Importing the corpus tree must write nothing into it (it is shared, read-only).
+            "PYTHONDONTWRITEBYTECODE": "1",
             "NEMO_RL_WORKERS_CACHE_DIR": MODEL_CACHE,
             **(env or {}),
         }
