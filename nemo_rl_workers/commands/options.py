@@ -21,7 +21,7 @@ NeMo-RL checkout, and explain what a rule means, from a shell or CI.
 Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
 74 output cannot be written, 130 interrupted, 141 output pipe closed. Unusable input is
 always one line on stderr, never a traceback; an internal error (a bug) is one line
-naming the file that holds its traceback.
+naming the file that holds its traceback (in the cache folder, see --cache-dir).
 """
 
 
@@ -215,7 +215,7 @@ def add_cache_flags(command: argparse.ArgumentParser, *kept: str) -> None:
         help=f"keep the {' and '.join(kept)} in DIR (default: {defaults})".replace("%", "%%"),
     )
     group.add_argument("--no-cache", action="store_true",
-                       help="judge afresh and store nothing")
+                       help="judge afresh and store no answers")
 
 
 _P = TypeVar("_P", bound=argparse.ArgumentParser)
