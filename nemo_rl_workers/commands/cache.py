@@ -39,24 +39,20 @@ def model_cache_dir() -> str:
     return os.path.join(base, "nemo-rl-workers")
 
 
-class _Refused(ValueError):
-    """A command line `given_cache_dir` cannot read (the command's own parser words it)."""
-
-
 class _CacheDirOnly(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise _Refused(message)
+        raise argparse.ArgumentError(None, message)  # the command's own parser words it
 
 
 def given_cache_dir(argv: Sequence[str]) -> str | None:
     """The `--cache-dir` a command line gives (as argparse reads it, abbreviations and
     `--cache-dir=DIR` included), or None: for a run that ended before its arguments were
     parsed, or whose arguments do not parse."""
-    parser = _CacheDirOnly(add_help=False)
+    parser = _CacheDirOnly(add_help=False, exit_on_error=False)
     parser.add_argument("--cache-dir", default=None)
     try:
         known, _ = parser.parse_known_args(list(argv))
-    except _Refused:
+    except argparse.ArgumentError:
         return None
     given: str | None = known.cache_dir
     return given
