@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "rule", nargs="?", default=None, metavar="RULE",
         help="a selection rule (R0-R8), problem rule, contract violation, static or audit "
-        "finding, output-format rule or config load error; without it, every rule")
+        "finding, guard refusal, output-format rule or config load error: any rule name a "
+        "command prints; without it, every rule")
     explain.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     add_audit(sub)
