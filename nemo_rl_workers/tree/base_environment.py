@@ -40,23 +40,29 @@ def base_environment(fqn: str, tree: SourceTree, resolver: Resolver,
     if info is None:
         return None
     bases = [c.fqn for c in resolver.mro(info).classes[1:]]
-    if not bases:
-        return None
     lines: dict[str, list[str]] = {}
-    for registered in environments:
-        found = resolve_fqn(tree, registered)
-        if found is not None and found.fqn != info.fqn:
-            lines[registered] = [c.fqn for c in resolver.mro(found).classes]
+
+    def line(registered: str) -> list[str]:
+        """The MRO of a registered class (its modules read on demand, once)."""
+        if registered not in lines:
+            found = resolve_fqn(tree, registered)
+            lines[registered] = [] if found is None or found.fqn == info.fqn else [
+                c.fqn for c in resolver.mro(found).classes]
+        return lines[registered]
+
     for base in bases:
         # Nearest: the fewest classes between the registered class and the base; then the
         # one defined in the base's own module (upstream's actor class beside its `Impl`,
         # not a variant elsewhere that wraps the same `Impl`, such as a quantized one).
+        # Those of the base's module first: one that wraps it directly is the nearest any
+        # could be, and the other modules (Megatron's, ...) are then never read.
         module = base.rpartition(".")[0]
-        rank = {name: (line.index(base), name.rpartition(".")[0] != module)
-                for name, line in lines.items() if base in line}
-        if not rank:
-            continue
-        best = min(rank.values())
-        return BaseEnvironment(base, tuple((name, environments[name])
-                                           for name, r in rank.items() if r == best))
+        local = [name for name in environments if name.rpartition(".")[0] == module]
+        for candidates in (local, list(environments)):
+            rank = {name: (line(name).index(base), name.rpartition(".")[0] != module)
+                    for name in candidates if base in line(name)}
+            if rank and (candidates is not local or min(rank.values()) <= (1, False)):
+                best = min(rank.values())
+                return BaseEnvironment(base, tuple((name, environments[name])
+                                                   for name, r in rank.items() if r == best))
     return None
