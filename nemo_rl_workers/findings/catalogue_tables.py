@@ -594,7 +594,9 @@ GUARD: Rows = (
     (
         'actor-environment',
         ("the tree's own `get_actor_python_env` (the live `ACTOR_ENVIRONMENT_REGISTRY`, "
-         'which scripts extend at run time) has no environment for it'),
+         'which scripts extend at run time) has no environment for it. The fix names the '
+         "environment the tree's registry gives the actor class of the class's base (a "
+         'vLLM extension: `VLLM_EXECUTABLE`), else `PY_EXECUTABLES.SYSTEM`'),
     ),
     (
         'overrides-fit-bases',
