@@ -7,17 +7,18 @@ folder (`model_cache_dir`). Either is made when its first entry is stored. A `--
 that cannot be used (a file, a folder that cannot be created or written) is unusable
 input: one line, exit code 2. A default folder failing only costs speed: one warning line
 when it exists but cannot be used, none when it cannot be made, and the run goes on
-without a cache.
+without a cache. An internal error's traceback is written to the same folder
+(`report_dir`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
 
     from nemo_rl_workers.checks.config_check import ConfigReport
     from nemo_rl_workers.checks.static_cache import StaticCache
@@ -36,6 +37,31 @@ def model_cache_dir() -> str:
         return given
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "nemo-rl-workers")
+
+
+class _CacheDirOnly(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise argparse.ArgumentError(None, message)  # the command's own parser words it
+
+
+def given_cache_dir(argv: Sequence[str]) -> str | None:
+    """The `--cache-dir` a command line gives (as argparse reads it, abbreviations and
+    `--cache-dir=DIR` included), or None: for a run that ended before its arguments were
+    parsed, or whose arguments do not parse."""
+    parser = _CacheDirOnly(add_help=False, exit_on_error=False)
+    parser.add_argument("--cache-dir", default=None)
+    try:
+        known, _ = parser.parse_known_args(list(argv))
+    except argparse.ArgumentError:
+        return None
+    given: str | None = known.cache_dir
+    return given
+
+
+def report_dir(argv: Sequence[str]) -> str:
+    """Where a file for the user to report (an internal error's traceback) goes: the
+    command line's `--cache-dir`, else the user's cache folder (`model_cache_dir`)."""
+    return given_cache_dir(argv) or model_cache_dir()
 
 
 def open_cache(args: argparse.Namespace, err: TextIO, *,

@@ -76,7 +76,7 @@ def main(
         print("nemo-rl-workers: interrupted", file=safe_err)
         return EXIT_INTERRUPTED
     except BaseException as error:  # noqa: BLE001 - the safety net: a bug, reported as such
-        return _internal_error(error, safe_err)
+        return _internal_error(error, safe_err, sys.argv[1:] if argv is None else argv)
 
 
 def check_recipe(config: str, overrides: Sequence[str]) -> int:
@@ -103,24 +103,42 @@ def check_recipe(config: str, overrides: Sequence[str]) -> int:
     return code
 
 
-def _internal_error(error: BaseException, err: TextIO) -> int:
-    """One line naming the exception and the file holding its traceback; never a traceback."""
+def _internal_error(error: BaseException, err: TextIO, argv: Sequence[str]) -> int:
+    """One line naming the exception and the file holding its traceback; never a traceback.
+    The file goes to the tool's cache folder (`--cache-dir`, else the user's), else, where
+    that cannot be written, to the temporary folder, the line saying why."""
+    from nemo_rl_workers.commands.cache import report_dir
+
     text = "".join(traceback.format_exception(error))
+    folder = report_dir(argv)
     try:
-        with tempfile.NamedTemporaryFile(
-            "w", prefix=INTERNAL_ERROR_PREFIX, suffix=".txt", delete=False, encoding="utf-8",
-            errors="backslashreplace",
-        ) as f:
-            f.write(text)
-        where = f"the traceback is in {f.name}"
-    except OSError as e:
-        where = f"the traceback could not be saved ({e.strerror or e})"
+        where = f"the traceback is in {_save_traceback(text, folder)}"
+    except OSError as unwritable:
+        why = f"{folder} cannot be written: {unwritable.strerror or unwritable}"
+        try:
+            where = f"the traceback is in {_save_traceback(text, None)} ({why})"
+        except OSError as e:
+            where = f"the traceback could not be saved ({why}; nor in {tempfile.gettempdir()}" \
+                    f": {e.strerror or e})"
     print(
-        f"nemo-rl-workers: internal error ({type(error).__name__}); {where}; "
+        f"nemo-rl-workers: internal error ({type(error).__name__}); {one_line(where)}; "
         "please report it with that file",
         file=err,
     )
     return EXIT_INTERNAL
+
+
+def _save_traceback(text: str, folder: str | None) -> str:
+    """The file `text` was written to, a new one in `folder` (made, for the user alone,
+    where missing; None: the temporary folder)."""
+    if folder is not None:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", prefix=INTERNAL_ERROR_PREFIX, suffix=".txt", dir=folder, delete=False,
+        encoding="utf-8", errors="backslashreplace",
+    ) as f:
+        f.write(text)
+    return f.name
 
 
 def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:

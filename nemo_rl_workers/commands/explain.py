@@ -1,8 +1,9 @@
 """`nemo-rl-workers explain [RULE]`: what a rule means, from the guide's catalogue.
 
 Every entry the guide's rule tables hold for RULE (a selection rule R0-R8, a problem rule,
-a contract violation, a static or audit finding, an output-format rule, a config load
-error), read from the same rows the guide shows. Without RULE, every name with its
+a contract violation, a static or audit finding, a guard refusal, an output-format rule, a
+config load error), read from the same rows the guide shows: every rule name a command
+prints has one (tests/cli collects them from the code). Without RULE, every name with its
 one-line summary. Exit codes: 0, or 2 for a name no table holds (one line naming the
 nearest ones).
 """

@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from nemo_rl_workers.commands.options import add_cache_flags, add_nemo_rl_flag
+from nemo_rl_workers.commands.options import (
+    TREE_MODELS,
+    Formatter,
+    add_cache_flags,
+    add_nemo_rl_flag,
+)
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.model.migration import DROPPED_KEYS as DROPPED_KEYS
 from nemo_rl_workers.model.migration import LOUD
@@ -55,6 +60,7 @@ def _parser() -> _Parser:
     parser = _Parser(
         prog="nemo-rl-workers migrate",
         add_help=False,
+        formatter_class=Formatter,
         description="Rewrite outdated NeMo-RL configs to the current schema, keeping comments. "
         "Without --in-place or -o, show what would change.",
     )
@@ -70,7 +76,7 @@ def _parser() -> _Parser:
     parser.add_argument("--explicit-workers", action="store_true",
                         help=f"write out the {FIELD} that quant_cfg implies")
     add_nemo_rl_flag(parser)
-    add_cache_flags(parser)
+    add_cache_flags(parser, TREE_MODELS)
     parser.add_argument("-h", "--help", action="store_true", help="show this help")
     return parser
 

@@ -8,6 +8,7 @@ each command's module is imported when that command runs (`cli`).
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import Any, TypeVar
 
 from nemo_rl_workers import __version__
@@ -20,12 +21,25 @@ NeMo-RL checkout, and explain what a rule means, from a shell or CI.
 Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
 74 output cannot be written, 130 interrupted, 141 output pipe closed. Unusable input is
 always one line on stderr, never a traceback; an internal error (a bug) is one line
-naming the file that holds its traceback.
+naming the file that holds its traceback (in the cache folder, see --cache-dir).
 """
+
+
+class Formatter(argparse.HelpFormatter):
+    """argparse's help, its lines broken at spaces only: a path or a flag in a help text
+    stays whole, to be copied (argparse's own also breaks at hyphens)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False,
+                             break_long_words=False)
 
 
 class Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line and exit code 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
         self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {message}\n")
@@ -37,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     resolve = sub.add_parser("resolve", help="show which worker class runs each section")
-    resolve.add_argument("config")
+    resolve.add_argument("config", metavar="CONFIG", help="the config file (YAML)")
     resolve.add_argument(
         "overrides",
         nargs="*",
@@ -46,13 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resolve.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_nemo_rl_flag(resolve)
-    add_cache_flags(resolve)
+    add_cache_flags(resolve, TREE_MODELS)
 
     check = sub.add_parser("check", help="run every pre-allocation rule on many configs")
     check.add_argument("configs", nargs="+", metavar="CONFIG",
                        help="config files, or folders of them (searched for *.yaml, *.yml); "
                             "dotted overrides (key=value, as for resolve) apply to each")
-    check.add_argument("--json", action="store_true")
+    check.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_output_format(check)
     size_help = "overrides the world size the config's cluster: section gives"
     check.add_argument("--world-size", type=int, default=None, help=size_help)
@@ -71,12 +85,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--address", default=None,
         help="the same, for the live nodes of the Ray cluster at this address",
     )
-    _static_flags(check)
+    _static_flags(check, TREE_MODELS, STATIC_VERDICTS)
     add_nemo_rl_flag(check)
 
     verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
-    verify.add_argument("fqn")
-    verify.add_argument("--protocol", required=True)
+    verify.add_argument(
+        "fqn", metavar="FQN",
+        help="the dotted name of the class to verify, module.Class (imported in this "
+        "environment, or read from source with --static)")
+    verify.add_argument(
+        "--protocol", required=True, metavar="PROTOCOL",
+        help="the contract it must implement: a built-in one's name (PolicyWorker, "
+        "GenerationWorker, ...; a name that is none lists them) or the dotted name of a "
+        "typing.Protocol class, module.Protocol")
     verify.add_argument(
         "--base", default=None,
         help="FQN of a required base class (default: inferred from --protocol's rows)")
@@ -87,15 +108,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="the role whose builder arguments the constructor must bind "
         "(default: inferred from --protocol)",
     )
-    verify.add_argument("--json", action="store_true")
+    verify.add_argument("--json", action="store_true", help="one JSON object on stdout")
     add_output_format(verify)
-    _static_flags(verify)
-    add_nemo_rl_flag(verify)
+    _static_flags(verify, STATIC_VERDICTS)
+    add_nemo_rl_flag(
+        verify,
+        "take the class and its bases from this NeMo-RL checkout, ahead of the nemo_rl "
+        "this environment imports (default: the environment's)",
+        "take them from the nemo_rl this environment imports (the default)")
 
     listing = sub.add_parser("list", help="show every worker row and registered extension")
     listing.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    add_nemo_rl_flag(listing)
-    add_cache_flags(listing)
+    add_nemo_rl_flag(listing, "the NeMo-RL checkout whose table to show (default: the "
+                     "nemo_rl this environment imports, else the reference)")
+    add_cache_flags(listing, TREE_MODELS)
 
     sub.add_parser("migrate", help="rewrite outdated configs (see migrate --help)", add_help=False)
     sub.add_parser("run", help="run a NeMo-RL entry point with the runtime guard armed "
@@ -106,35 +132,37 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "rule", nargs="?", default=None, metavar="RULE",
         help="a selection rule (R0-R8), problem rule, contract violation, static or audit "
-        "finding, output-format rule or config load error; without it, every rule")
+        "finding, guard refusal, output-format rule or config load error: any rule name a "
+        "command prints; without it, every rule")
     explain.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     add_audit(sub)
     add_output_format(sub.choices["audit"])
-    add_cache_flags(sub.choices["audit"])
+    add_cache_flags(sub.choices["audit"], AUDIT_ANSWERS)
     return parser
 
 
-def add_nemo_rl_flag(command: argparse.ArgumentParser) -> None:
+def add_nemo_rl_flag(
+    command: argparse.ArgumentParser,
+    nemo_rl_help: str = "the NeMo-RL checkout to judge against (default: the checkout holding "
+    "the config, else the nemo_rl this environment imports, else the reference)",
+    reference_help: str = "judge against the reference NeMo-RL (upstream after PR #4176), "
+    "whatever checkout holds the config",
+) -> None:
     which = command.add_mutually_exclusive_group()
-    which.add_argument(
-        "--nemo-rl", default=None, metavar="PATH",
-        help="the NeMo-RL checkout to judge against (default: the checkout holding the "
-        "config, else the nemo_rl this environment imports, else the reference)")
-    which.add_argument(
-        "--reference", action="store_true",
-        help="judge against the reference NeMo-RL (upstream after PR #4176), whatever "
-        "checkout holds the config")
+    which.add_argument("--nemo-rl", default=None, metavar="PATH", help=nemo_rl_help)
+    which.add_argument("--reference", action="store_true", help=reference_help)
 
 
-def _static_flags(command: argparse.ArgumentParser) -> None:
+def _static_flags(command: argparse.ArgumentParser, *kept: str) -> None:
     command.add_argument(
         "--static",
         action="store_true",
         help="judge the classes from their source with a type checker, importing nothing",
     )
-    command.add_argument("--checker", choices=("pyrefly", "mypy"), default="pyrefly")
-    add_cache_flags(command)
+    command.add_argument("--checker", choices=("pyrefly", "mypy"), default="pyrefly",
+                         help="the type checker --static runs (default: pyrefly)")
+    add_cache_flags(command, *kept)
 
 
 def add_output_format(command: argparse.ArgumentParser, *, has_json: bool = True) -> None:
@@ -160,15 +188,35 @@ def chosen_format(args: argparse.Namespace) -> str | None:
     return fmt
 
 
-def add_cache_flags(command: argparse.ArgumentParser) -> None:
+# What a command keeps in its cache, each under its own default folder (`cache_default`).
+TREE_MODELS = "tree models"
+STATIC_VERDICTS = "static verdicts (--static)"
+AUDIT_ANSWERS = "audit answers"
+
+
+def cache_default(kept: str) -> str:
+    """The folder `kept` goes to without `--cache-dir`, as `commands.cache` chooses it:
+    tree models in the user's cache folder, the others in the working folder's."""
+    from nemo_rl_workers.commands.cache import model_cache_dir
+    from nemo_rl_workers.tree.cache import DEFAULT_CACHE_DIR
+
+    if kept == TREE_MODELS:
+        return model_cache_dir()
+    return f"{DEFAULT_CACHE_DIR} of the working folder"
+
+
+def add_cache_flags(command: argparse.ArgumentParser, *kept: str) -> None:
+    """`--cache-dir` / `--no-cache`, the help naming where each thing the command keeps
+    goes by default (the user's cache folder as this environment sets it)."""
+    defaults = (cache_default(kept[0]) if len(kept) == 1 else
+                "; ".join(f"{what} in {cache_default(what)}" for what in kept))
     group = command.add_mutually_exclusive_group()
     group.add_argument(
         "--cache-dir", default=None, metavar="DIR",
-        help="where tree models, audit results and static verdicts are kept "
-        "(default: .nemo-rl-workers-cache)",
+        help=f"keep the {' and '.join(kept)} in DIR (default: {defaults})".replace("%", "%%"),
     )
     group.add_argument("--no-cache", action="store_true",
-                       help="judge afresh and store nothing")
+                       help="judge afresh and store no answers")
 
 
 _P = TypeVar("_P", bound=argparse.ArgumentParser)

@@ -84,6 +84,7 @@ TABLES: tuple[Table, ...] = (
     Table("Contract violations", "contract violation", ("kind", "meaning"), rows.CONTRACT),
     Table("Static findings", "static finding", ("kind", "meaning"), rows.STATIC),
     Table("Audit findings", "audit finding", ("rule", "meaning"), rows.AUDIT),
+    Table("Guarding a NeMo-RL run", "guard refusal", ("rule", "refused when"), rows.GUARD),
     Table("Output formats", "output-format rule", ("rule", "meaning"), rows.FORMATS),
     Table("Config load errors", "config load error", ("kind", "meaning"), rows.LOAD),
 )
@@ -91,7 +92,7 @@ TABLES: tuple[Table, ...] = (
 
 # For a finding's rule, the entry that describes findings first.
 _FINDING_ORDER = ("problem rule", "contract violation", "static finding", "audit finding",
-                  "output-format rule", "config load error", "selection rule",
+                  "guard refusal", "output-format rule", "config load error", "selection rule",
                   "outdated-config rule")
 
 

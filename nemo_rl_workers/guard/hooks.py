@@ -20,6 +20,7 @@ A failure of the guard itself fails open (`fail_open`).
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 from collections.abc import Callable, Mapping
@@ -120,7 +121,8 @@ def _judge(fqn: str, cluster: Any, where: str, name: str) -> None:
         pending = None
     verdict = judgement.judge_source(fqn, index, own)
     if not verdict.refused:
-        verdict = judgement.judge_environment(fqn, _get_actor_python_env())
+        verdict = judgement.judge_environment(
+            fqn, _get_actor_python_env(), None if own is None else os.path.dirname(own))
     if not verdict.refused and own is not None:
         verdict = _own_code_verdict(fqn, own)
     if not verdict.refused and own is not None and driver is not None:

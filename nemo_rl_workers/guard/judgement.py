@@ -7,7 +7,9 @@ Judged before upstream's `RayWorkerGroup.__init__` runs, from two things only:
   class (`@ray.remote`); it is not a subclass of one (Ray refuses that at class definition,
   in the worker's process);
 - the live process state: the tree's own `get_actor_python_env` answers for the class
-  (the live `ACTOR_ENVIRONMENT_REGISTRY`, which scripts and upstream's tests extend).
+  (the live `ACTOR_ENVIRONMENT_REGISTRY`, which scripts and upstream's tests extend); a
+  refusal's fix names the environment the tree's model registers for the class's base
+  (`environment_fix`).
 
 What the source cannot decide (a class made by a call other than `ray.remote(...)`, a
 name imported from a module that cannot be found) passes: a refusal is only ever a
@@ -222,18 +224,22 @@ def judge_source(fqn: str, index: SourceIndex, own_root: str | None) -> Verdict:
     return PASS
 
 
-def judge_environment(fqn: str, get_actor_python_env: Callable[[str], object] | None) -> Verdict:
-    """The live-state half: the tree's own registry answers for the class."""
+def judge_environment(fqn: str, get_actor_python_env: Callable[[str], object] | None,
+                      tree_root: str | None = None) -> Verdict:
+    """The live-state half: the tree's own registry answers for the class. The fix names
+    the environment the tree registers for the class's base (`tree_root`: the folder
+    holding the run's `nemo_rl`)."""
     if get_actor_python_env is None:
         return PASS
     try:
         get_actor_python_env(fqn)
     except ValueError:
+        from nemo_rl_workers.guard.environment_fix import environment_fix
+
         return Verdict(
             "actor-environment", "has no actor environment registered (the tree's "
                                  "get_actor_python_env refuses it)",
-            f'register it before the group is made: ACTOR_ENVIRONMENT_REGISTRY["{fqn}"] = '
-            "PY_EXECUTABLES.SYSTEM (nemo_rl.distributed.ray_actor_environment_registry)")
+            environment_fix(fqn, tree_root))
     return PASS
 
 

@@ -4,6 +4,7 @@ exit 2, naming the nearest names."""
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import subprocess
@@ -12,13 +13,12 @@ from typing import get_args
 
 import pytest
 
-from contracts.report import Rule as ViolationKind
 from nemo_rl_workers.checks.audit.rules import RULES as AUDIT_RULES
-from nemo_rl_workers.checks.static_check import StaticRule
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.findings.catalogue import TABLES
+from nemo_rl_workers.findings.catalogue_tables import AUDIT
 from nemo_rl_workers.reading.safe_read import LoadErrorKind
-from tests.docs.test_catalogue import code_rules
+from tests.cli.rule_names import collect, emitted_rules, sources
 
 
 def explain(*argv: str) -> tuple[int, str, str]:
@@ -27,12 +27,51 @@ def explain(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-SELECTION = [f"R{i}" for i in range(9)]
-REPORTED = sorted(
-    set(SELECTION) | code_rules() | set(AUDIT_RULES) | set(get_args(StaticRule))
-    | set(get_args(ViolationKind)) | set(get_args(LoadErrorKind))
-    | {"migrate", "unusable", "warning", "undecided", "unresolved"}
-)
+EMITTED = emitted_rules()
+# Every name a command can print (collected from the code), and the config load errors'
+# kinds, which the catalogue explains beside them.
+REPORTED = sorted(set(EMITTED) | set(get_args(LoadErrorKind)))
+
+
+def test_the_rules_every_command_prints_are_collected() -> None:
+    """The collection finds each family's names (guard, audit, check, verify, static,
+    formats), so that an empty or partial scan cannot pass the test below."""
+    for name in ("actor-environment", "actor-class", "actor-subclass", "defined",
+                 "driver-calls", "worker-interpreter", "worker-protocol",
+                 "overrides-fit-bases", "fqn",  # guard
+                 "missing-method", "base-call-too-many-positional",  # audit
+                 "R2", "R5", "outdated.rename", "preflight.fp32_lm_head.type",  # check
+                 "isolation", "missing", "undecidable", "vllm-extension-clash",  # verify
+                 "static", "source",  # static
+                 "migrate", "unusable", "warning", "unresolved", "problem"):  # formats
+        assert name in EMITTED, name
+    assert set(AUDIT_RULES) <= set(EMITTED)
+
+
+def test_a_rule_added_anywhere_is_collected() -> None:
+    """What a contributor adds is found by the same scan (a guard verdict, a finding's
+    fallback, a constant, a Literal a finding's rule field is typed with)."""
+    new = ast.parse(
+        "NEW_RULE = 'quota.constant'\n"
+        "Kinds = Literal['quota.kind', 'quota.other']\n"
+        "class QuotaFinding:\n    rule: Kinds\n"
+        "def f(x):\n"
+        "    Verdict('quota.verdict', 'what', 'fix')\n"
+        "    Finding(x.rule or 'quota.fallback', 'error', 'm')\n"
+        "    return {'rule': 'quota.payload'}\n")
+    found, dynamic = collect([("new.py", new)])
+    assert sorted(found) == ["quota.constant", "quota.fallback", "quota.kind", "quota.other",
+                             "quota.payload", "quota.verdict"]
+    assert dynamic == []
+    found, dynamic = collect([("new.py", ast.parse("Verdict(f'quota.{x}', 'w', 'f')\n"))])
+    assert (found, len(dynamic)) == ({}, 1)
+    assert len(list(sources())) > 100
+
+
+def test_audit_severities_are_the_catalogues() -> None:
+    """RULES derives from RuleName; the guide's row of each says its severity first."""
+    assert sorted(row[0] for row in AUDIT) == sorted(AUDIT_RULES)
+    assert {row[0]: row[1].split(":", 1)[0] for row in AUDIT} == AUDIT_RULES
 
 
 @pytest.mark.parametrize("rule", REPORTED)

@@ -64,6 +64,7 @@ def test_anchors_are_the_guides_own() -> None:
         "contract violation": "contract-violations",
         "static finding": "static-findings",
         "audit finding": "audit-findings",
+        "guard refusal": "guarding-a-nemo-rl-run",
         "output-format rule": "output-formats",
         "config load error": "config-load-errors",
     }

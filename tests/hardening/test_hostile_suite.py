@@ -233,11 +233,15 @@ def test_the_safety_net_names_a_file_with_the_traceback(tmp_path: Path) -> None:
         "def injected_fault(*a):\n    raise RuntimeError('injected')\n"
         "cli._run = injected_fault\nsys.exit(cli.main(['check', 'x.yaml']))\n"
     )
+    env = child_env(TMPDIR=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    env.pop("NEMO_RL_WORKERS_CACHE_DIR", None)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=child_env(TMPDIR=str(tmp_path)), timeout=60, check=False)
+                          env=env, timeout=60, check=False)
     assert done.returncode == 70
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "internal error (RuntimeError)" in lines[0], done.stderr
-    saved = list(tmp_path.glob("nemo-rl-workers-internal-error-*.txt"))
+    # In the tool's cache folder (tests/cli/test_internal_error.py: --cache-dir, fallback).
+    saved = list((tmp_path / "xdg" / "nemo-rl-workers").glob(
+        "nemo-rl-workers-internal-error-*.txt"))
     assert len(saved) == 1 and str(saved[0]) in lines[0]
     assert "RuntimeError: injected" in saved[0].read_text()
