@@ -586,12 +586,13 @@ GUARD: Rows = (
     ),
     (
         'defined',
-        "the FQN's module has no such class (or there is no such module on the path)",
+        ("the FQN's module has no such class (or there is no such module on the "
+         'path)'),
     ),
     (
         'actor-subclass',
-        ('the class subclasses an `@ray.remote` class (Ray refuses that definition in '
-         'every worker)'),
+        ('the class subclasses an `@ray.remote` class (Ray refuses that '
+         'definition in every worker)'),
     ),
     (
         'actor-class',
@@ -599,57 +600,74 @@ GUARD: Rows = (
     ),
     (
         'actor-environment',
-        ("the tree's own `get_actor_python_env` (the live `ACTOR_ENVIRONMENT_REGISTRY`, "
-         'which scripts extend at run time) has no environment for it. The fix names the '
-         "environment the tree's registry gives the actor class of the class's base (a "
-         'vLLM extension: `VLLM_EXECUTABLE`), else `PY_EXECUTABLES.SYSTEM`'),
+        ("the tree's own `get_actor_python_env` (the live "
+         '`ACTOR_ENVIRONMENT_REGISTRY`, which scripts extend at run time) has no '
+         "environment for it. The fix names the environment the tree's registry "
+         "gives the actor class of the class's base (a vLLM extension: "
+         '`VLLM_EXECUTABLE`), else `PY_EXECUTABLES.SYSTEM`'),
     ),
     (
         'overrides-fit-bases',
-        ("the class's own methods do not fit the NeMo-RL classes it extends, by the "
-         "audit's rules (`base-call-*`, `extension-*`): a method its base calls on "
-         "`self` (upstream's vLLM worker calls `self._create_engine(llm_kwargs)`) is "
-         'overridden with a signature that cannot bind that call, or its own '
-         '`super()`/`self` calls do not bind what its MRO defines'),
+        ("the class's own methods do not fit the NeMo-RL classes it extends, by "
+         "the audit's rules (`base-call-*`, `extension-*`): a method its base "
+         "calls on `self` (upstream's vLLM worker calls "
+         '`self._create_engine(llm_kwargs)`) is overridden with a signature that '
+         'cannot bind that call, or its own `super()`/`self` calls do not bind '
+         'what its MRO defines'),
     ),
     (
         'vllm-extension-clash',
-        ("the class hands vLLM a `worker_extension_cls` of the user's own (written in "
-         "its own methods, as upstream's generation workers hand vLLM theirs), and that "
-         "extension defines a name vLLM's worker class already has: vLLM asserts that in"
-         ' every engine process, after the GPUs are taken. The rule is the one of the '
-         'vLLM the tree pins where vllm-stubs of it are installed, else the installed '
-         "stubs' (the sentence names the version); names the extension inherits from the"
-         " tree's own extension are upstream's business; without vllm-stubs the rule is "
-         'not applied'),
+        ("the class hands vLLM a `worker_extension_cls` of the user's own "
+         "(written in its own methods, as upstream's generation workers hand "
+         "vLLM theirs), and that extension defines a name vLLM's worker class "
+         'already has: vLLM asserts that in every engine process, after the GPUs '
+         'are taken. The rule is the one of the vLLM the tree pins where '
+         "vllm-stubs of it are installed, else the installed stubs' (the "
+         'sentence names the version); names the extension inherits from the '
+         "tree's own extension are upstream's business; without vllm-stubs the "
+         'rule is not applied'),
     ),
     (
         'driver-calls',
-        ('the group is constructed by a driver of the tree (`Policy`, `VllmGeneration`, '
-         "a fork's own; found on the call stack) and the class cannot serve a method "
-         "that driver always calls on its workers, by the audit's rules, where the "
-         "tree's own classes of that driver can"),
+        ('the group is constructed by a driver of the tree (`Policy`, '
+         "`VllmGeneration`, a fork's own; found on the call stack) and the class "
+         'cannot serve a method that driver always calls on its workers, by the '
+         "audit's rules, where the tree's own worker the class extends can (the "
+         'one sharing its nearest base; of a class extending none, every worker '
+         'of that driver): a subclass of the sync vLLM worker is never asked for '
+         "`load_model`, which only the async one has. Also where the workers' "
+         "interpreter finds such a method missing and the class's source lacks "
+         'it too (or binds the name to something else): said with where the '
+         'driver calls it'),
     ),
     (
         'worker-interpreter',
-        ("in the interpreter the actors will use (the tree's `get_actor_python_env` "
-         'answer), one CPU-free Ray task (no actor, no placement group) cannot import '
-         'the class, or finds a method the driver calls missing or not accepting the '
-         "call's shape (`inspect` alone); once per class. Not checked where upstream has"
-         ' still to build that interpreter (`uv ...` answers: upstream makes it inside '
-         '`RayWorkerGroup`, after the placement groups)'),
+        ("in the interpreter the actors will use (the tree's "
+         '`get_actor_python_env` answer), one CPU-free Ray task (no actor, no '
+         'placement group) cannot import the class; once per class'),
+    ),
+    (
+        'worker-method',
+        ("in that same task, a method the driver always calls (and the tree's "
+         'own worker the class extends has) is missing or does not accept the '
+         "call's shape (`inspect` alone), though the class's source on the "
+         "driver's path defines it: the two interpreters import different code. "
+         'Not checked where upstream has still to build that interpreter (`uv '
+         '...` answers: upstream makes it inside `RayWorkerGroup`, after the '
+         'placement groups)'),
     ),
     (
         'worker-protocol',
-        ('in that same task, where `beartype` and `contracts` import, `contracts.check` '
-         '(the verifier the reference runtime uses) finds the class failing the '
-         "revision's Protocol of the constructing driver (the one `audit "
-         "--emit-protocols` writes for the driver's default worker the class extends, or"
-         " the driver's only one) on a method the driver always calls: a parameter "
-         "annotation narrower than the Protocol's, a wider return, another call shape. "
-         "Only the Protocol's own class and the imports its annotations name are run "
-         'there (a name whose import fails there is `Any`); what the class alone cannot '
-         'decide is not a refusal'),
+        ('in that same task, where `beartype` and `contracts` import, '
+         '`contracts.check` (the verifier the reference runtime uses) finds the '
+         "class failing the revision's Protocol of the constructing driver (the "
+         "one `audit --emit-protocols` writes for the driver's default worker "
+         "the class extends, or the driver's only one) on a method the driver "
+         "always calls: a parameter annotation narrower than the Protocol's, a "
+         "wider return, another call shape. Only the Protocol's own class and "
+         'the imports its annotations name are run there (a name whose import '
+         'fails there is `Any`); what the class alone cannot decide is not a '
+         'refusal'),
     ),
 )
 

@@ -9,7 +9,7 @@ A rule name is a string literal in a place that names a rule:
   `StaticFinding(member, RULE, ...)`, `PreflightRule(RULE, ...)`, and the last item of
   the 5-tuples `contract_check` returns as ProblemFields;
 - a `"rule": RULE` entry of a dict display (the JSON payloads `verify` builds);
-- a module constant named `*_RULE` (a name the code passes on);
+- a module constant named `RULE` or `*_RULE` (a name the code passes on);
 - either side of `x or RULE` in any of those places (a fallback);
 - each value of a `Literal` type alias that a finding class annotates its `rule` field
   with (`rule: RuleName`), aliases nested in it included.
@@ -110,7 +110,7 @@ def collect(modules: list[tuple[str, ast.Module]]) -> tuple[dict[str, str], list
                         add(value, file)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], ast.Name) \
-                    and node.targets[0].id.endswith("_RULE"):
+                    and (node.targets[0].id == "RULE" or node.targets[0].id.endswith("_RULE")):
                 add(node.value, file)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 args = node.args.args + node.args.kwonlyargs
