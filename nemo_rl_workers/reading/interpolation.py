@@ -21,6 +21,7 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from nemo_rl_workers.reading.omegaconf_resolvers import register_resolver
 from nemo_rl_workers.reading.safe_read import ConfigLoadError
 
 MAX_EXPANDED_CHARS = 8 * 1024 * 1024
@@ -182,7 +183,6 @@ def memoized_select() -> Generator[None]:
     OmegaConf offers no public way to read a registered resolver back; the one in place is
     taken from its registry and put back afterwards.
     """
-    from omegaconf import OmegaConf
     from omegaconf.basecontainer import BaseContainer
     from omegaconf.resolvers import oc
 
@@ -203,7 +203,7 @@ def memoized_select() -> Generator[None]:
 
     registry: dict[str, Any] = BaseContainer._resolvers  # noqa: SLF001 - see above
     previous = registry.get(SELECT)
-    OmegaConf.register_resolver(SELECT, select, replace=True)
+    register_resolver(SELECT, select, replace=True)
     try:
         yield
     finally:

@@ -45,6 +45,7 @@ from nemo_rl_workers.reading.interpolation import (
     memoized_select,
     within_time,
 )
+from nemo_rl_workers.reading.omegaconf_resolvers import register_resolver
 from nemo_rl_workers.reading.origin import remember
 from nemo_rl_workers.reading.pruned_resolve import plain_copy, resolve_pruned
 from nemo_rl_workers.reading.safe_read import ConfigLoadError as ConfigLoadError  # its public home
@@ -596,7 +597,7 @@ def register_resolvers() -> None:
 
     for name, fn in RESOLVERS.items():
         if not OmegaConf.has_resolver(name):
-            OmegaConf.register_resolver(name, fn)
+            register_resolver(name, fn)
 
 
 def _interpolates(node: object) -> bool:

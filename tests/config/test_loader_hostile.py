@@ -185,7 +185,9 @@ def test_directory_is_not_a_config(tmp_path: Path) -> None:
         (b"a: [1, 2\nb: 3\n", "yaml", "invalid YAML at line"),
         (b"a: 1\na: 2\n", "yaml", "found duplicate key a"),
         (b"a: 1\n---\nb: 2\n", "yaml", "expected a single document"),
-        (b"a: " + b"[" * 5000 + b"]" * 5000 + b"\n", "yaml", "nesting depth"),
+        # libyaml's own nesting limit where the PyYAML wheel's libyaml has one (6.0.4), else
+        # the reader's MAX_YAML_DEPTH (6.0.3, which NeMo-RL locks)
+        (b"a: " + b"[" * 5000 + b"]" * 5000 + b"\n", "yaml", ("nesting depth", "nested more than")),
         (b"- 1\n- 2\n", "not-mapping", "not a list"),
         (b"a: !!set {x, y}\n", "yaml", "a holds a set; a config holds only strings"),
         (b"a: [!!binary aGVsbG8=]\n", "yaml", "a[0] holds a bytes"),
@@ -201,12 +203,13 @@ def test_directory_is_not_a_config(tmp_path: Path) -> None:
         (b"defaults: [a.yaml, 3]\n", "defaults", "defaults must be a file name"),
     ],
 )
-def test_unusable_content(tmp_path: Path, content: bytes, kind: str, says: str) -> None:
+def test_unusable_content(tmp_path: Path, content: bytes, kind: str,
+                          says: str | tuple[str, ...]) -> None:
     path = tmp_path / "bad.yaml"
     path.write_bytes(content)
     err = load_error(path)
     assert err.kind == kind
-    assert says in err.reason
+    assert any(one in err.reason for one in ((says,) if isinstance(says, str) else says))
     assert err.file == str(path)
 
 
