@@ -30,7 +30,7 @@ from nemo_rl_workers.checks.static_cache import StaticCache
 from nemo_rl_workers.checks.static_inputs import installed_fingerprint
 from nemo_rl_workers.commands.cache import open_cache
 from nemo_rl_workers.findings.report import use_color
-from nemo_rl_workers.tree.cache import own_files
+from nemo_rl_workers.tree.cache import guarded_digest, own_files
 from nemo_rl_workers.tree.content_key import content_key
 
 EXIT_UNUSABLE = 2
@@ -56,7 +56,10 @@ def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
     from nemo_rl_workers.checks.audit.extensions import UnusableExtension, extensions_from_args
     from nemo_rl_workers.checks.audit.run import UnusableTree, audit_inputs, checkout_root
     from nemo_rl_workers.checks.static_check import ImportRoots
-    from nemo_rl_workers.checks.vllm_extension_rule import installed_manifests
+    from nemo_rl_workers.checks.vllm_extension_rule import (
+        MAX_MANIFEST_BYTES,
+        installed_manifests,
+    )
     from nemo_rl_workers.tree.checkout import project_pin
     from nemo_rl_workers.tree.source.reading import SourceProblem
 
@@ -68,15 +71,16 @@ def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
     except (UnusableTree, UnusableExtension):
         return None
     problems: list[SourceProblem] = []
-    manifests = installed_manifests()
     files = audit_inputs(checkout, [Path(p) for p in args.path], problems)
-    files.extend(manifests[v] for v in sorted(manifests))
     if args.baseline:
         files.append(Path(args.baseline))
+    # vLLM's extension rule, each manifest under the limit its reader reads it with.
+    manifests = [(version, str(path), guarded_digest(path, MAX_MANIFEST_BYTES))
+                 for version, path in sorted(installed_manifests().items())]
     given = {k: v for k, v in sorted(vars(args).items()) if k not in ("cache_dir", "no_cache")}
     question = (given, os.getcwd(), use_color(out), sys.executable,
                 installed_fingerprint(ImportRoots.of_this_interpreter()), extensions,
-                project_pin(checkout), sorted(manifests), [str(p) for p in problems])
+                project_pin(checkout), manifests, [str(p) for p in problems])
     return content_key("audit", question, files)
 
 
