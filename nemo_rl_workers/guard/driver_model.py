@@ -15,10 +15,9 @@ Built once from source (`read_tree`, `DriverReader`, `audit.rules.check`), the c
 part, and stored in the content cache (`tree.cache`, the folder every command uses,
 `commands.cache.model_cache_dir()`), under a key of its own over the bytes of every
 module of the tree's `nemo_rl` (through the guarded reader: a file it would refuse is
-keyed by its refusal), this program's code, the interpreter and the git commit (the
-emitted Protocols name it); the revision model's entry is another. A second process,
-and a second group in one process, read no source of the tree: the class itself is
-modelled on demand (`guard.class_model`).
+keyed by its refusal), this program's code and the interpreter; the revision model's
+entry is another. A second process, and a second group in one process, read no source
+of the tree: the class itself is modelled on demand (`guard.class_model`).
 
 The key (a stat of every file) is on the way to a program's first worker group, before
 the task in the workers' interpreter can be sent. So the entry last stored or found for
@@ -78,11 +77,10 @@ class DriverModel:
 def model_key(root: Path, cache: ContentCache | None = None) -> str:
     """The entry's key for the tree at `root` (see the module docstring): the revision
     model's scheme, under this model's own kind (unchanged files' digests from `cache`'s
-    index), and the commit the emitted Protocols name (`protocols_emit`)."""
+    index)."""
     from nemo_rl_workers.tree.content_key import tree_content_key
-    from nemo_rl_workers.tree.git_head import head_commit
 
-    return tree_content_key(root, KIND, cache, question=head_commit(root))
+    return tree_content_key(root, KIND, cache)
 
 
 def build(root: Path) -> DriverModel:

@@ -119,15 +119,13 @@ def content_key(kind: str, question: object, files: Iterable[Path],
     return digest.hexdigest()
 
 
-def tree_content_key(root: Path, kind: str, cache: ContentCache | None = None,
-                     question: object = None) -> str:
+def tree_content_key(root: Path, kind: str, cache: ContentCache | None = None) -> str:
     """The key over what a model of the tree at `root` is made from (the module's
-    docstring); `kind` tells models of one tree apart (the revision, the guard's), and
-    `question` holds what else the model is made from; with `cache`, the digests of files
-    whose stat is unchanged are taken from its index."""
+    docstring); `kind` tells models of one tree apart (the revision, the guard's); with
+    `cache`, the digests of files whose stat is unchanged are taken from its index."""
     problems: list[SourceProblem] = []
     files = list(discover(root / PACKAGE, problems, boundary=root))
-    return content_key(kind, (str(root), [str(p) for p in problems], question), files,
+    return content_key(kind, (str(root), [str(p) for p in problems]), files,
                        DigestIndex.of(cache, root))
 
 
