@@ -80,3 +80,19 @@ def test_the_installed_distributions_are_in_a_kept_load_s_key(
     derived_answers._libraries.cache_clear()  # a new process
     assert _fresh(checked) == first
     assert sorted(Path(p).name for p in parsed) == ["parent.yaml", "recipe.yaml"]
+
+
+def test_what_the_model_reads_afresh_is_never_kept(checked: tuple[str, ...]) -> None:
+    """The tree model's entry holds none of what changes without its modules changing:
+    the git commit (named in every report) and the vLLM pin are read on every run."""
+    root = Path(checked[3])
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("a" * 40 + "\n", encoding="utf-8")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "fork"\ndependencies = ["vllm==0.10.0"]\n', encoding="utf-8")
+    assert f"at {'a' * 12}" in _fresh(checked)[1]
+    (root / ".git" / "HEAD").write_text("b" * 40 + "\n", encoding="utf-8")
+    edit(root / "pyproject.toml", "vllm==0.10.0", "vllm==0.11.0")
+    again = _fresh(checked)
+    assert again == _fresh((*checked[:-3], "--no-cache", checked[-1]))
+    assert f"at {'b' * 12}" in again[1]
