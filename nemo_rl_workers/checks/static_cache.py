@@ -48,6 +48,7 @@ from nemo_rl_workers.tree.cache import (
     MAX_ENTRY_BYTES,
     CacheDirError,
     ContentCache,
+    checksum,
 )
 from nemo_rl_workers.tree.content_key import content_key
 
@@ -73,9 +74,8 @@ class StaticCache(ContentCache):
         """`static_check._judge_located`, answering from this cache what it validly holds
         (static_check reaches it through this method, never importing this module)."""
         combined = _combined(roots)
-        installed = installed_fingerprint(combined)
-        keys = [cache_key(s, protocols, checker, python, combined, installed, search)
-                for s in subjects]
+        shared = run_key(checker, python, combined, installed_fingerprint(combined), search)
+        keys = [cache_key(shared, s, protocols) for s in subjects]
         resolver = Resolver(combined)
         reports: dict[int, StaticReport] = {}
         for index, (subject, key) in enumerate(zip(subjects, keys, strict=True)):
@@ -132,21 +132,12 @@ def _combined(roots: ImportRoots) -> ImportRoots:
     )
 
 
-def cache_key(
-    subject: Subject,
-    protocols: Mapping[str, type],
-    checker: str,
-    python: str,
-    combined: ImportRoots,
-    installed: str,
-    search: Sequence[Path] = (),
-) -> str:
-    """The key of the entry for `subject`; see the module's docstring. `search`: the
-    folders the checker is told to search (those of every subject of its run)."""
-    probe = static_check._write_probe([subject], protocols).text()
+def run_key(checker: str, python: str, combined: ImportRoots, installed: str,
+            search: Sequence[Path]) -> str:
+    """What the keys of every subject of one checker run share (see the module's
+    docstring): `search` holds the folders the checker is told to search, those of every
+    subject of the run."""
     parts = {
-        "subject": [subject.fqn, subject.protocol, subject.base_fqn],
-        "probe": probe,
         "checker": _checker_identity(checker),
         "options": [static_check.MYPY_CONFIG, list(static_check.PYREFLY_OPTIONS)],
         "python": [python, sys.executable],
@@ -155,6 +146,13 @@ def cache_key(
         "installed": installed,
     }
     return content_key("static-verdict", json.dumps(parts, sort_keys=True), ())
+
+
+def cache_key(shared: str, subject: Subject, protocols: Mapping[str, type]) -> str:
+    """The key of the entry for `subject` in a run whose `run_key` is `shared`."""
+    probe = static_check._write_probe([subject], protocols).text()
+    return checksum({"run": shared, "subject": [subject.fqn, subject.protocol,
+                                                subject.base_fqn], "probe": probe})
 
 
 def _start_modules(subject: Subject, protocols: Mapping[str, type]) -> list[str]:
