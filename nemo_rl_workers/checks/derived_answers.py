@@ -5,7 +5,8 @@ cache that holds the model (`Revision.answers`), under keys that extend its cont
 (`Revision.key`: every module of the tree and this program's own code):
 
 - the config's load (`KeptLoads`: each file's parse and the resolution, asked by
-  `reading.load_answers`' questions);
+  `reading.load_answers`' questions, under the installed distributions too: the
+  libraries that parse and resolve it);
 - the tree's own rules' verdicts on it (`cached_verdicts`) and the world size its setup
   computes (`cached_world_size`);
 - the audit's findings the config reaches (`cached_findings`: without `--no-verify`), which
@@ -27,6 +28,7 @@ afresh.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -88,8 +90,8 @@ class KeptLoads:
         return cls(revision)
 
     def _key(self, question: str) -> str:
-        return hashlib.sha256(f"{_LOADS}\0{self.revision.key}\0{question}".encode()
-                              ).hexdigest()
+        return hashlib.sha256(f"{_LOADS}\0{self.revision.key}\0{_libraries()}\0{question}"
+                              .encode()).hexdigest()
 
     def get(self, question: str) -> dict[str, Any] | None:
         cache = self.revision.answers
@@ -105,6 +107,16 @@ class KeptLoads:
     def put(self, question: str, answer: dict[str, Any]) -> None:
         if self.revision.answers is not None:
             self.revision.answers.store(self._key(question), answer)
+
+
+@functools.cache
+def _libraries() -> str:
+    """The installed distributions (a config is parsed and resolved by libraries: PyYAML,
+    OmegaConf), as the static verdicts and the audit key them; once a process."""
+    from nemo_rl_workers.checks.static_check import ImportRoots
+    from nemo_rl_workers.checks.static_inputs import installed_fingerprint
+
+    return installed_fingerprint(ImportRoots.of_this_interpreter())
 
 
 def answer_key(revision: Revision, config: Mapping[str, Any],
@@ -260,10 +272,13 @@ def cached_findings(revision: Revision, config: Mapping[str, Any],
         return (*scope(), [])
     from nemo_rl_workers.checks.audit.run import audit_inputs
     from nemo_rl_workers.tree.cache import digest_files
-    from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES
+    from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, SourceProblem
 
-    digest = hashlib.sha256(f"{_FINDINGS}\0{base}\0".encode())
-    digest_files(digest, audit_inputs(Path(revision.root)), MAX_SOURCE_BYTES)
+    problems: list[SourceProblem] = []  # what could not be listed is part of the audit too
+    files = audit_inputs(Path(revision.root), problems=problems)
+    digest = hashlib.sha256(f"{_FINDINGS}\0{base}\0{[str(p) for p in problems]}\0".encode(
+        "utf-8", "surrogateescape"))
+    digest_files(digest, files, MAX_SOURCE_BYTES)
     key = digest.hexdigest()
     loaded = cache.load_entry(key)
     why = loaded.ignored

@@ -3,9 +3,11 @@
 An entry is found by a key over everything the verdict depends on that is known before
 the checker runs: the question (class, Protocol, base), the probe asked for it (which
 holds the Protocol members' source), the checker (its executable, version and options),
-the interpreter and its import path, the installed distributions, and this program's own
-code. The entry holds the verdict and its *manifest*: every module the checker may
-follow from the probe, with the file it resolves to and the sha256 of each file
+the interpreter and its import path, the folders the checker is told to search (those of
+every class of its run), the installed distributions, and this program's own code and
+module size cap (`tree.content_key.content_key`, the digest every cache keys by). The
+entry holds the verdict and its *manifest*: every module the checker may follow from the
+probe, with the file it resolves to and the sha256 of each file
 (`static_inputs`). It is used only while every file still resolves and hashes the same.
 
 Entries are the tool's content cache's (`nemo_rl_workers.tree.cache`): checksummed JSON,
@@ -16,6 +18,7 @@ never change its verdict.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -34,7 +37,6 @@ from nemo_rl_workers.checks.static_check import (
 from nemo_rl_workers.checks.static_inputs import (
     Manifest,
     Resolver,
-    file_digest,
     installed_fingerprint,
     read_manifest,
     still_valid,
@@ -46,13 +48,11 @@ from nemo_rl_workers.tree.cache import (
     MAX_ENTRY_BYTES,
     CacheDirError,
     ContentCache,
+    checksum,
 )
-from nemo_rl_workers.tree.cache import checksum as _checksum
+from nemo_rl_workers.tree.content_key import content_key
 
 __all__ = ["DEFAULT_CACHE_DIR", "FORMAT", "MAX_ENTRY_BYTES", "CacheDirError", "StaticCache"]
-
-_OWN_CODE = ("static_check.py", "static_inputs.py", "static_cache.py", "static_ancestry.py",
-             "static_imports.py")
 
 
 @dataclass(frozen=True)
@@ -74,8 +74,8 @@ class StaticCache(ContentCache):
         """`static_check._judge_located`, answering from this cache what it validly holds
         (static_check reaches it through this method, never importing this module)."""
         combined = _combined(roots)
-        installed = installed_fingerprint(combined)
-        keys = [cache_key(s, protocols, checker, python, combined, installed) for s in subjects]
+        shared = run_key(checker, python, combined, installed_fingerprint(combined), search)
+        keys = [cache_key(shared, s, protocols) for s in subjects]
         resolver = Resolver(combined)
         reports: dict[int, StaticReport] = {}
         for index, (subject, key) in enumerate(zip(subjects, keys, strict=True)):
@@ -124,17 +124,6 @@ def _checker_identity(checker: str) -> str:
     return f"{checker}:{exe}:{stamp}:{version}"
 
 
-@functools.cache
-def _own_code() -> str:
-    here = Path(__file__).parent
-    files = [here / name for name in _OWN_CODE]
-    # Where the import-path lookup lives (shared with audit's source model).
-    lookup = sys.modules[static_check.locate.__module__].__file__
-    if lookup is not None:
-        files.append(Path(lookup))
-    return ":".join(f"{file}={file_digest(file)}" for file in files)
-
-
 def _combined(roots: ImportRoots) -> ImportRoots:
     """The class's interpreter's roots, then this one's (where the Protocols live)."""
     own = ImportRoots.of_this_interpreter()
@@ -143,28 +132,27 @@ def _combined(roots: ImportRoots) -> ImportRoots:
     )
 
 
-def cache_key(
-    subject: Subject,
-    protocols: Mapping[str, type],
-    checker: str,
-    python: str,
-    combined: ImportRoots,
-    installed: str,
-) -> str:
-    """The key of the entry for `subject`; see the module's docstring."""
-    probe = static_check._write_probe([subject], protocols).text()
+def run_key(checker: str, python: str, combined: ImportRoots, installed: str,
+            search: Sequence[Path]) -> str:
+    """What the keys of every subject of one checker run share (see the module's
+    docstring): `search` holds the folders the checker is told to search, those of every
+    subject of the run."""
     parts = {
-        "format": FORMAT,
-        "subject": [subject.fqn, subject.protocol, subject.base_fqn],
-        "probe": probe,
         "checker": _checker_identity(checker),
         "options": [static_check.MYPY_CONFIG, list(static_check.PYREFLY_OPTIONS)],
-        "python": [python, sys.executable, sys.version],
+        "python": [python, sys.executable],
         "roots": [list(combined.paths), sorted(combined.mapped.items())],
+        "search": [str(p) for p in search],
         "installed": installed,
-        "code": _own_code(),
     }
-    return _checksum(parts)
+    return content_key("static-verdict", json.dumps(parts, sort_keys=True), ())
+
+
+def cache_key(shared: str, subject: Subject, protocols: Mapping[str, type]) -> str:
+    """The key of the entry for `subject` in a run whose `run_key` is `shared`."""
+    probe = static_check._write_probe([subject], protocols).text()
+    return checksum({"run": shared, "subject": [subject.fqn, subject.protocol,
+                                                subject.base_fqn], "probe": probe})
 
 
 def _start_modules(subject: Subject, protocols: Mapping[str, type]) -> list[str]:

@@ -1,11 +1,15 @@
-"""The key of a cached model of a tree: the bytes of every file the model is made from.
+"""The key of a cached answer: the bytes of every file it is made from, and the question.
 
-Every module of the tree's `nemo_rl` (through the guarded reader: a file it would refuse
-is keyed by its refusal, never read or hashed), the folder, this program's own code and
-the interpreter. Hashing some 430 files on every run is most of what a cached run spends
-before it can load its model (the guard pays it on a program's first worker group), so,
-as git's index and mypy's cache do, a file's digest is kept beside its stat (device,
-inode, size, mtime, ctime) in the content cache and reused while that stat is unchanged.
+`content_key` is the one digest every cache of the tool keys its entries by: what the
+answer is (`kind`), what it was asked with (arguments, values read afresh), this
+program's own code, the interpreter, the module size cap (what the reader refuses), and
+every file read (through the guarded reader: a file it would refuse is keyed by its
+refusal, never read or hashed). A tree's model (`tree_content_key`) is made from every
+module of the tree's `nemo_rl` and the folder. Hashing some 430 files on every run is
+most of what a cached run spends before it can load its model (the guard pays it on a
+program's first worker group), so, as git's index and mypy's cache do, a file's digest
+is kept beside its stat (device, inode, size, mtime, ctime) in the content cache and
+reused while that stat is unchanged.
 Any write or `chmod` moves a file's ctime, which no user can set back; a digest is kept
 only for a file whose ctime was `RACY_NS` older than the moment it was hashed (git's
 "racily clean" rule), so a write within one timestamp tick of the hashing cannot hide.
@@ -19,6 +23,7 @@ import os
 import stat
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,21 +102,31 @@ def _well_formed(value: object) -> bool:
             and isinstance(value[_STAMP], str))
 
 
+def content_key(kind: str, question: object, files: Iterable[Path],
+                index: DigestIndex | None = None) -> str:
+    """The key of an answer of `kind` made from `files` and asked with `question` (a value
+    whose `repr` is stable: arguments, what is read afresh), with this program's code, the
+    interpreter and the module size cap; `index` gives the digests of unchanged files and
+    is saved with those this key covered."""
+    digest_of = index.digest if index is not None else guarded_digest
+    digest = hashlib.sha256()
+    digest.update(repr((FORMAT, kind, sys.version, MAX_SOURCE_BYTES, question)).encode(
+        "utf-8", "surrogateescape"))
+    digest_files(digest, own_files(), MAX_SOURCE_BYTES, digest_of)
+    digest_files(digest, files, MAX_SOURCE_BYTES, digest_of)
+    if index is not None:
+        index.save()
+    return digest.hexdigest()
+
+
 def tree_content_key(root: Path, kind: str, cache: ContentCache | None = None) -> str:
     """The key over what a model of the tree at `root` is made from (the module's
     docstring); `kind` tells models of one tree apart (the revision, the guard's); with
     `cache`, the digests of files whose stat is unchanged are taken from its index."""
-    index = DigestIndex.of(cache, root)
-    digest = hashlib.sha256()
-    digest.update(repr((FORMAT, kind, str(root), sys.version, MAX_SOURCE_BYTES)).encode(
-        "utf-8", "surrogateescape"))
-    digest_files(digest, own_files(), MAX_SOURCE_BYTES, index.digest)
     problems: list[SourceProblem] = []
-    digest_files(digest, discover(root / PACKAGE, problems, boundary=root), MAX_SOURCE_BYTES,
-                 index.digest)
-    digest.update(repr([str(p) for p in problems]).encode("utf-8", "surrogateescape"))
-    index.save()
-    return digest.hexdigest()
+    files = list(discover(root / PACKAGE, problems, boundary=root))
+    return content_key(kind, (str(root), [str(p) for p in problems]), files,
+                       DigestIndex.of(cache, root))
 
 
-__all__ = ["RACY_NS", "DigestIndex", "tree_content_key"]
+__all__ = ["RACY_NS", "DigestIndex", "content_key", "tree_content_key"]

@@ -367,17 +367,19 @@ def _relative_text(text: str, rel: Callable[[str], str]) -> str:
     return f"{rel(where)} {test}"
 
 
-def audit_inputs(checkout: Path) -> list[Path]:
+def audit_inputs(checkout: Path, paths: Sequence[Path] = (),
+                 problems: list[SourceProblem] | None = None) -> list[Path]:
     """Every file an audit of `checkout` reads (as `read_tree` lists them): the package,
-    its entry scripts, the installed stubs. What a cache of its answers is keyed by."""
+    its entry scripts, each `--path` root (`paths`), the installed stubs; what could not be
+    listed is added to `problems`. What a cache of its answers is keyed by."""
     from nemo_rl_workers.tree.source.reading import discover
 
-    problems: list[SourceProblem] = []
-    files = list(discover(checkout / PACKAGE, problems, boundary=checkout))
+    found: list[SourceProblem] = [] if problems is None else problems
+    files = list(discover(checkout / PACKAGE, found, boundary=checkout))
     if (checkout / ENTRY_SCRIPTS).is_dir():
-        files.extend(discover(checkout / ENTRY_SCRIPTS, problems, boundary=checkout))
-    for stub in stub_roots():
-        files.extend(discover(stub, problems))
+        files.extend(discover(checkout / ENTRY_SCRIPTS, found, boundary=checkout))
+    for root in [*paths, *stub_roots()]:  # `_audit`'s stub roots, in its order
+        files.extend(discover(root, found))
     return files
 
 
