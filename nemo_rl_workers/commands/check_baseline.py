@@ -90,7 +90,7 @@ class CheckBaseline:
         """The command's exit code, given the one its reports alone would have."""
         args = self.args
         if code == EXIT_UNUSABLE:
-            if args.write_baseline:
+            if args.write_baseline and self.written is None:
                 print(f"{PREFIX} {one_line(args.write_baseline)} not written: a config "
                       "could not be used", file=err)
             return code
