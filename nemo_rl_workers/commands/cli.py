@@ -308,6 +308,13 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ClusterUnusable as bad:
             print(f"nemo-rl-workers: {bad}", file=err)
             return EXIT_UNUSABLE
+    baseline = None
+    if wants_baseline(args):
+        from nemo_rl_workers.commands.check_baseline import CheckBaseline
+
+        baseline = CheckBaseline.start(args, err)
+        if baseline is None:
+            return EXIT_UNUSABLE
     given, overrides = split_overrides(args.configs)
     if not given:
         print("nemo-rl-workers: check needs a config file or folder, not only overrides",
@@ -336,11 +343,21 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         if not add_static_problems(reports, args.checker, err, args):
             return EXIT_UNUSABLE
+    if baseline is not None and not baseline.settle(reports, err):
+        return EXIT_UNUSABLE
     if args.output_format in STRUCTURED:
         from nemo_rl_workers.commands.structured import emit_check
 
-        return emit_check(reports, args.output_format, out, err)
-    return _emit(reports, args.json, out, err)
+        code = emit_check(reports, args.output_format, out, err)
+    else:
+        code = _emit(reports, args.json, out, err)
+    return code if baseline is None else baseline.exit_code(code, err)
+
+
+def wants_baseline(args: argparse.Namespace) -> bool:
+    """Whether `check` was given a baseline option (a caller's namespace may lack them)."""
+    return any(getattr(args, name, None) for name in
+               ("baseline", "write_baseline", "fail_on_stale", "prune_baseline"))
 
 
 def _config_inputs(configs: Sequence[str]) -> list[str | ConfigReport]:

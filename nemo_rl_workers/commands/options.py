@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _static_flags(check, TREE_MODELS, STATIC_VERDICTS)
     add_nemo_rl_flag(check)
+    # Entries are (rule, recipe, config key); a recipe is named relative to the file.
+    add_baseline_flags(check, "problems", "problem")
 
     verify = sub.add_parser("verify", help="verify one class against a contract Protocol")
     verify.add_argument(
@@ -219,6 +221,18 @@ def add_cache_flags(command: argparse.ArgumentParser, *kept: str) -> None:
                        help="judge afresh and store no answers")
 
 
+def add_baseline_flags(command: argparse.ArgumentParser, plural: str, singular: str) -> None:
+    """The baseline options `audit` and `check` share (each keys its entries its own way)."""
+    command.add_argument("--baseline", metavar="FILE", default=None,
+                         help=f"report only {plural} this baseline does not record")
+    command.add_argument("--write-baseline", metavar="FILE", default=None,
+                         help=f"record today's {plural} in FILE and exit 0")
+    command.add_argument("--fail-on-stale", action="store_true",
+                         help=f"exit 1 when --baseline holds entries no {singular} matches")
+    command.add_argument("--prune-baseline", action="store_true",
+                         help=f"rewrite --baseline without the entries no {singular} matches")
+
+
 _P = TypeVar("_P", bound=argparse.ArgumentParser)
 
 
@@ -228,17 +242,10 @@ def add_audit(sub: argparse._SubParsersAction[_P]) -> None:
     audit_cmd.add_argument("--nemo-rl", required=True, metavar="PATH",
                            help="the checkout: the folder holding the nemo_rl package")
     audit_cmd.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    audit_cmd.add_argument("--baseline", metavar="FILE", default=None,
-                           help="report only findings this baseline does not record")
-    audit_cmd.add_argument("--write-baseline", metavar="FILE", default=None,
-                           help="record today's findings in FILE and exit 0")
+    add_baseline_flags(audit_cmd, "findings", "finding")
     audit_cmd.add_argument("--show-guarded", action="store_true",
                            help="also print the findings every caller in the tree guards "
                            "against (counted in the summary either way)")
-    audit_cmd.add_argument("--fail-on-stale", action="store_true",
-                           help="exit 1 when --baseline holds entries no finding matches")
-    audit_cmd.add_argument("--prune-baseline", action="store_true",
-                           help="rewrite --baseline without the entries no finding matches")
     audit_cmd.add_argument(
         "extensions", nargs="*", metavar="EXTENSION",
         help="an extension class's FQN (found as source under --path), or a config whose "

@@ -13,7 +13,11 @@ Conventions a document follows (they are invisible when the Markdown is rendered
   a whole config, checked with `nemo-rl-workers check --no-verify`; `pre-commit-config`,
   `github-workflow`: special YAML snippets (see test_guide.py); a ```toml block must be
   part of the template project's pyproject.toml; `corpus`: a ```sh block reads
-  `../shared/corpus/nemo-rl` and is skipped where that tree is absent.
+  `../shared/corpus/nemo-rl` and is skipped where that tree is absent; `nemo-rl-checkout`
+  (a ```sh block run at the root of a NeMo-RL checkout; its `output` is what the commands
+  print, stderr included), `tool-release` (a ```sh block run in a clone of this repository)
+  and `nemo-rl-workflow` (a GitHub Actions job for a NeMo-RL checkout) run in the copies
+  test_ci_templates.py makes.
 
 `shell_env` and `run_hook` run commands and pre-commit hooks the way users do.
 """

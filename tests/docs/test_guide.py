@@ -39,7 +39,10 @@ HOOKS = REPO / ".pre-commit-hooks.yaml"
 CORPUS = (REPO / ".." / "shared" / "corpus" / "nemo-rl").resolve()
 CHECKED_LANGS = {"sh", "python", "yaml", "toml", "ini"}  # ini: test_ci_section.py
 YAML_KINDS = ("config", "pre-commit-config", "github-workflow",  # each has a test below
-              "github-annotations", "gitlab-ci")  # these two in test_ci_section.py
+              "github-annotations", "gitlab-ci",  # these two in test_ci_section.py
+              "nemo-rl-workflow")  # test_ci_templates.py
+# Commands for another folder than this checkout: run there by test_ci_templates.py.
+ELSEWHERE = ("nemo-rl-checkout", "tool-release")
 
 
 def _all_blocks() -> list[Block]:
@@ -55,7 +58,8 @@ BLOCKS = _all_blocks()
 
 def _of(lang: str, directive: str | None = None) -> list[Any]:
     chosen = [b for b in BLOCKS if b.lang == lang
-              and (directive is None or b.directive(directive) is not None)]
+              and (directive is None or b.directive(directive) is not None)
+              and not any(b.directive(d) is not None for d in ELSEWHERE)]
     # Commands import torch or start workers: several seconds each on this machine.
     marks = [pytest.mark.slow] if lang in ("sh", "yaml") else []
     return [pytest.param(b, id=b.name, marks=marks) for b in chosen]
