@@ -104,6 +104,9 @@ def analyze_file(
         analyze_config(config, report, world_size=world_size, verify=verify,
                        preflight=preflight)
     report.problems = [locate(path, lines, p) for p in report.problems]
+    # A rule met on two sections (a student's and a teacher's Policy) is one line.
+    report.skipped = list(dict.fromkeys(report.skipped))
+    report.warnings = list(dict.fromkeys(report.warnings))
     return report
 
 
