@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nemo_rl_workers.checks.audit.config_tests import Origin
+from nemo_rl_workers.checks.audit.config_tests import Origin, first_failed
 from nemo_rl_workers.errors import Problem, show
 from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
@@ -453,11 +453,11 @@ def _run_by(origins: tuple[Origin, ...], entry_configs: Mapping[str, tuple[str, 
     unknown: list[str] = []
     out: list[str] = []
     for origin in origins:
-        failed = next((t for t in origin.tests if t.verdict(config) is False), None)
+        failed = first_failed(origin.tests, lambda t: t.verdict(config) is False)
         needs = entry_configs.get(_file(origin.where))
         if failed is not None:
-            out.append(f"{origin.where} only under {failed.where} ({failed.text}), and this "
-                       f"config has {failed.given(config)}")
+            out.append(f"{origin.where} {failed.needs()}, and this config has "
+                       f"{failed.given(config)}")
         elif needs is None:
             unknown.append(origin.where)
         elif set(needs) <= top:

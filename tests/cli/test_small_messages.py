@@ -117,3 +117,89 @@ def test_the_corpus_distillation_recipe_says_each_skipped_line_once() -> None:
     skipped = report["skipped"]
     assert any("TORCH_CUDA_ARCH_LIST" in line for line in skipped)
     assert len(skipped) == len(set(skipped)), skipped
+
+
+# b) A finding behind an `elif`/`else` branch the config does not take: the reason names
+# the branch the call needs, never an earlier branch's test the config satisfies.
+GRPO_BRANCHES = '''
+from typing import TypedDict
+
+from nemo_rl.models.policy.lm_policy import Policy
+
+
+class PolicyConfig(TypedDict):
+    model_name: str
+
+
+class GRPOConfig(TypedDict):
+    max_steps: int
+
+
+class MasterConfig(TypedDict):
+    policy: PolicyConfig
+    grpo: GRPOConfig
+
+
+def grpo_train(policy: Policy, master_config: MasterConfig):
+    backend = master_config["policy"]["generation"]["backend"]
+    if backend == "vllm":
+        pass
+    elif backend == "sglang":
+        policy.finish_inference()
+    if backend == "vllm":
+        pass
+    else:
+        policy.swap_weights()
+'''
+BRANCHES_RECIPE = """\
+policy:
+  model_name: tiny
+  dtensor_cfg: {enabled: true}
+  generation: {backend: vllm, vllm_cfg: {async_engine: false}}
+grpo: {max_steps: 1}
+"""
+
+
+def test_a_finding_behind_an_elif_names_the_branch_it_needs(tmp_path: Path) -> None:
+    methods = "".join(f'''
+    def {name}(self):
+        return self.worker_group.run_all_workers_single_data("{name}")
+''' for name in ("finish_inference", "swap_weights"))
+    root = write(tmp_path / "fork", {
+        **OLD_FILES,
+        "nemo_rl/models/policy/lm_policy.py": OLD_POLICY + methods,
+        "nemo_rl/algorithms/__init__.py": "",
+        "nemo_rl/algorithms/grpo.py": GRPO_BRANCHES,
+    })
+    config(root, "grpo.yaml", BRANCHES_RECIPE)
+    done = subprocess.run(
+        [sys.executable, "-m", "nemo_rl_workers", "check", "--no-cache", "--json",
+         "examples/configs/grpo.yaml"],
+        capture_output=True, text=True, cwd=root, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    skipped = json.loads(done.stdout)["skipped"]
+    (finish,) = [line for line in skipped if "'finish_inference'" in line
+                 or "finish_inference:" in line]
+    assert finish.endswith(
+        "only under nemo_rl/algorithms/grpo.py:24 (backend == 'sglang'), and this config "
+        "has policy.generation.backend='vllm'"), finish
+    (swap,) = [line for line in skipped if "swap_weights" in line]
+    assert swap.endswith(
+        "only where nemo_rl/algorithms/grpo.py:26 (backend == 'vllm') is false, and this "
+        "config has policy.generation.backend='vllm'"), swap
+
+
+def test_ppo_s_not_colocated_branch_is_named_as_such() -> None:
+    """ppo.py:922 `if not colocated_inference:`: the call under it needs the test false."""
+    corpus = _corpus()
+    done = subprocess.run(
+        [sys.executable, "-m", "nemo_rl_workers", "check", "--no-cache", "--json", "--nemo-rl",
+         ".", "examples/configs/ppo_math_1B.yaml"],
+        capture_output=True, text=True, cwd=corpus, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = json.loads(done.stdout)["skipped"]
+    assert any("only where nemo_rl/algorithms/ppo.py:922 (colocated_inference) is false, and "
+               "this config has policy.generation.colocated.enabled=True" in line
+               for line in lines), lines
+    assert not any("only under nemo_rl/algorithms/ppo.py:922 (colocated_inference)" in line
+                   for line in lines)
