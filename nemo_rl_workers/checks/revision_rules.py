@@ -283,9 +283,9 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
         field_path = f"{path}.{EXTENSION_FIELD}"
         if "config" not in revision.extension_field:
             verdict.warnings.append(
-                f"{field_path}={configured} is ignored by this NeMo-RL: it reads "
-                f"{EXTENSION_FIELD} only as {row.driver}'s constructor argument "
-                f"({revision.extension_field}), so {row.driver} starts {fqn}.")
+                f"{field_path}={configured} is ignored by this NeMo-RL: it reads no "
+                f"{EXTENSION_FIELD} from the config{_extension_taken(row.driver, revision)}"
+                f", so {row.driver} starts {fqn}.")
         elif isinstance(configured, str):
             fqn, source = configured, "config"
             if configured not in revision.environments and revision.registry_problems:
@@ -309,6 +309,17 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
         section=path, role=row.role, backend=backend, mode=mode, quantized=quantized, fqn=fqn,
         rule="tree", source=source,
         protocol=f"{row.driver}'s calls", env=env, base_fqn=row.default_fqn)
+
+
+def _extension_taken(driver: str, revision: Revision) -> str:
+    """How the driver takes an extension class instead, as the tree's source has it."""
+    where = revision.extension_params.get(driver)
+    if where is not None:
+        return f"; {driver} takes it only as a constructor argument ({where})"
+    others = ", ".join(f"{name}'s: {at}" for name, at in sorted(
+        revision.extension_params.items()))
+    return (f", and {driver}'s constructor has no such parameter"
+            + (f" (only {others})" if others else ""))
 
 
 def _as_driver_keeps(path: str, section: Mapping[str, Any], driver: str, revision: Revision,

@@ -203,3 +203,50 @@ def test_ppo_s_not_colocated_branch_is_named_as_such() -> None:
                for line in lines), lines
     assert not any("only under nemo_rl/algorithms/ppo.py:922 (colocated_inference)" in line
                    for line in lines)
+
+
+# d) An extension field a tree ignores: the warning says what the tree's own drivers do.
+EXTENSION_RECIPE = """\
+policy:
+  model_name: tiny
+  dtensor_cfg: {enabled: true}
+  worker_extension_cls_fqn: my.ext.PolicyWorker
+  generation:
+    backend: vllm
+    vllm_cfg: {async_engine: false}
+    worker_extension_cls_fqn: my.ext.GenerationWorker
+"""
+
+
+def _extension_warnings(folder: Path, *argv: str) -> list[str]:
+    code, report, err = check(folder, *argv)
+    assert code == 0, err
+    return [w for w in report["warnings"] if "worker_extension_cls_fqn=my.ext" in w]
+
+
+def test_an_ignored_extension_field_says_which_driver_takes_one(tmp_path: Path) -> None:
+    """Policy takes one as a constructor argument; VllmGeneration has no such parameter."""
+    root = write(tmp_path / "fork", OLD_FILES)
+    config(root, "c.yaml", EXTENSION_RECIPE)
+    policy, generation = _extension_warnings(root, "examples/configs/c.yaml")
+    assert ("it reads no worker_extension_cls_fqn from the config; Policy takes it only as a "
+            "constructor argument (nemo_rl/models/policy/lm_policy.py:7), so Policy starts "
+            in policy), policy
+    assert ("policy.generation.worker_extension_cls_fqn=my.ext.GenerationWorker is ignored by "
+            "this NeMo-RL: it reads no worker_extension_cls_fqn from the config, and "
+            "VllmGeneration's constructor has no such parameter (only Policy's: "
+            "nemo_rl/models/policy/lm_policy.py:7), so VllmGeneration starts ") in generation
+    assert "VllmGeneration's constructor argument" not in generation
+
+
+def test_the_2026_tree_s_vllm_generation_takes_no_extension(tmp_path: Path) -> None:
+    corpus = _corpus()
+    recipe = tmp_path / "grpo_ext.yaml"
+    recipe.write_text(f"defaults: {corpus}/examples/configs/grpo_math_1B.yaml\n"
+                      + EXTENSION_RECIPE.replace("  model_name: tiny\n", "")
+                      .replace("  dtensor_cfg: {enabled: true}\n", ""))
+    policy, generation = _extension_warnings(corpus, "--nemo-rl", ".", str(recipe))
+    assert "Policy takes it only as a constructor argument " \
+           "(nemo_rl/models/policy/lm_policy.py:103)" in policy
+    assert ("VllmGeneration's constructor has no such parameter (only Policy's: "
+            "nemo_rl/models/policy/lm_policy.py:103)") in generation
