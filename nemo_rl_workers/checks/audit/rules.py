@@ -24,7 +24,7 @@ RuleName: TypeAlias = Literal[
     # The extension side (audit.extension_rules, audit.vllm_extensions).
     "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
     "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
-    "extension-subclasses-actor",
+    "extension-subclasses-actor", "extension-import-missing",
     "vllm-extension-clash", "collective-rpc-missing",
     # The tree's own subclasses (audit.subclasses): overrides against their bases' calls.
     "base-call-unknown-keyword", "base-call-missing-argument", "base-call-too-many-positional",
@@ -43,6 +43,7 @@ RULES: Final[dict[RuleName, Severity]] = {
     "override-unknown-keyword": "error",
     "override-missing-argument": "error",
     "extension-subclasses-actor": "error",
+    "extension-import-missing": "error",
     "vllm-extension-clash": "error",
     "collective-rpc-missing": "error",
     "base-call-unknown-keyword": "error",
