@@ -27,7 +27,7 @@ class MissingImport:
     module: str  # the importing module
     file: str
     line: int
-    statement: str  # as written
+    statement: str  # the failing part: `from a.b import c`, or `import a.b`
     name: str  # the module or name that is absent
     missing: str  # why, in words
 
@@ -60,7 +60,8 @@ def missing_tree_imports(tree: SourceTree, modules: Iterable[str],
                 missing = _absent(tree, source, attribute, package)
                 if missing is not None:
                     out.append(MissingImport(
-                        name, module.file, stmt.line, stmt.text,
+                        name, module.file, stmt.line,
+                        f"from {source} import {attribute}" if attribute else f"import {source}",
                         f"{source}.{attribute}" if attribute else source, missing))
                     break  # the statement fails at its first absent name
     return out

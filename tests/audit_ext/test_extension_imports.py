@@ -38,7 +38,7 @@ class AsyncWorker(PolicyWorkerImpl):
 
 EXTENSION = '''\
 from nemo_rl.workers import PolicyWorkerImpl
-from nemo_rl.utils.nsys import wrap_with_nvtx_name
+from nemo_rl.utils.nsys import other, wrap_with_nvtx_name
 from nemo_rl.gone import helper
 
 try:
@@ -53,6 +53,7 @@ class RankWorker(PolicyWorkerImpl):
         return OnlyWhenCalled
 '''
 FQN = "myext.worker.RankWorker"
+BOTH = "def other():\n    pass\n\n\nwrap_with_nvtx_name = None\n"
 
 
 def _tree(root: Path, nsys: str) -> Path:
@@ -109,7 +110,7 @@ def test_audit_names_each_import_the_tree_cannot_satisfy(tmp_path: Path) -> None
 
 
 def test_a_module_the_tree_lacks_is_named(tmp_path: Path) -> None:
-    tree = _tree(tmp_path / "checkout", nsys="def wrap_with_nvtx_name(name):\n    pass\n")
+    tree = _tree(tmp_path / "checkout", nsys=BOTH)
     shutil.rmtree(tree / "nemo_rl" / "gone")
     code, report = _audit(tree, _user(tmp_path / "user"))
     assert code == 1
@@ -119,7 +120,7 @@ def test_a_module_the_tree_lacks_is_named(tmp_path: Path) -> None:
 
 
 def test_imports_the_tree_satisfies_are_clean(tmp_path: Path) -> None:
-    tree = _tree(tmp_path / "checkout", nsys="def wrap_with_nvtx_name(name):\n    pass\n")
+    tree = _tree(tmp_path / "checkout", nsys=BOTH)
     code, report = _audit(tree, _user(tmp_path / "user"))
     assert (code, _imports(report), report["findings"]) == (0, [], [])
 
@@ -133,7 +134,7 @@ def test_verify_static_names_the_import(tmp_path: Path) -> None:
         "`from nemo_rl.utils.nsys import wrap_with_nvtx_name` (line 2), but this NeMo-RL's "
         "nemo_rl.utils.nsys defines no wrap_with_nvtx_name (nemo_rl/utils/nsys.py): "
         "importing the module fails in the worker's process")
-    fixed = _tree(tmp_path / "fixed", nsys="wrap_with_nvtx_name = None\n")
+    fixed = _tree(tmp_path / "fixed", nsys=BOTH)
     assert _verify(fixed, user) == []
 
 

@@ -151,10 +151,9 @@ def _bindings(module: Module, parsed: ast.Module) -> None:
             source = _absolute(module, stmt)
             if source is not None:
                 runs.append(ImportStatement(source, tuple(a.name for a in stmt.names),
-                                            stmt.lineno, ast.unparse(stmt)))
+                                            stmt.lineno))
         elif isinstance(stmt, ast.Import):
-            runs.extend(ImportStatement(alias.name, (), stmt.lineno, ast.unparse(stmt))
-                        for alias in stmt.names)
+            runs.extend(ImportStatement(alias.name, (), stmt.lineno) for alias in stmt.names)
     module.imports_run = tuple(runs)
 
 

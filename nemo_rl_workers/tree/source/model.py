@@ -168,7 +168,6 @@ class ImportStatement:
     source: str  # absolute (relative imports resolved)
     names: tuple[str, ...]
     line: int
-    text: str  # as written
 
 
 @dataclass
