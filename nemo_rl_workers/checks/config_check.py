@@ -128,6 +128,9 @@ def analyze_file(
                        preflight=preflight)
     report.problems = [locate(path, lines, p) for p in report.problems]
     report.lines, report.defaults_line = lines, defaults_line(path)
+    # A rule met on two sections (a student's and a teacher's Policy) is one line.
+    report.skipped = list(dict.fromkeys(report.skipped))
+    report.warnings = list(dict.fromkeys(report.warnings))
     return report
 
 

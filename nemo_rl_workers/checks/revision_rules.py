@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nemo_rl_workers.checks.audit.config_tests import Origin
+from nemo_rl_workers.checks.audit.config_tests import Origin, first_failed
 from nemo_rl_workers.errors import Problem, show
 from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
@@ -283,9 +283,9 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
         field_path = f"{path}.{EXTENSION_FIELD}"
         if "config" not in revision.extension_field:
             verdict.warnings.append(
-                f"{field_path}={configured} is ignored by this NeMo-RL: it reads "
-                f"{EXTENSION_FIELD} only as {row.driver}'s constructor argument "
-                f"({revision.extension_field}), so {row.driver} starts {fqn}.")
+                f"{field_path}={configured} is ignored by this NeMo-RL: it reads no "
+                f"{EXTENSION_FIELD} from the config{_extension_taken(row.driver, revision)}"
+                f", so {row.driver} starts {fqn}.")
         elif isinstance(configured, str):
             fqn, source = configured, "config"
             if configured not in revision.environments and revision.registry_problems:
@@ -309,6 +309,17 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
         section=path, role=row.role, backend=backend, mode=mode, quantized=quantized, fqn=fqn,
         rule="tree", source=source,
         protocol=f"{row.driver}'s calls", env=env, base_fqn=row.default_fqn)
+
+
+def _extension_taken(driver: str, revision: Revision) -> str:
+    """How the driver takes an extension class instead, as the tree's source has it."""
+    where = revision.extension_params.get(driver)
+    if where is not None:
+        return f"; {driver} takes it only as a constructor argument ({where})"
+    others = ", ".join(f"{name}'s: {at}" for name, at in sorted(
+        revision.extension_params.items()))
+    return (f", and {driver}'s constructor has no such parameter"
+            + (f" (only {others})" if others else ""))
 
 
 def _as_driver_keeps(path: str, section: Mapping[str, Any], driver: str, revision: Revision,
@@ -453,11 +464,11 @@ def _run_by(origins: tuple[Origin, ...], entry_configs: Mapping[str, tuple[str, 
     unknown: list[str] = []
     out: list[str] = []
     for origin in origins:
-        failed = next((t for t in origin.tests if t.verdict(config) is False), None)
+        failed = first_failed(origin.tests, lambda t: t.verdict(config) is False)
         needs = entry_configs.get(_file(origin.where))
         if failed is not None:
-            out.append(f"{origin.where} only under {failed.where} ({failed.text}), and this "
-                       f"config has {failed.given(config)}")
+            out.append(f"{origin.where} {failed.needs()}, and this config has "
+                       f"{failed.given(config)}")
         elif needs is None:
             unknown.append(origin.where)
         elif set(needs) <= top:

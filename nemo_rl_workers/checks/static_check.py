@@ -41,7 +41,7 @@ __all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-e
 
 CHECKERS = ("pyrefly", "mypy")
 # The kinds of a static finding (the guide's "Static findings" table lists each).
-StaticRule: TypeAlias = Literal["static", "base", "source", "undecided"]
+StaticRule: TypeAlias = Literal["static", "base", "source", "import", "undecided"]
 # What a probe line asks: a finding's rule, whether the class (or the base) is a class at
 # all (a function, a constant or an instance is unusable input, not a finding), or whether
 # the checker knows the class, the Protocol or the base (a *canary*: the line must be an
@@ -101,6 +101,9 @@ class StaticReport:
         """One line per finding, in the runtime verifier's format."""
         out = []
         for finding in self.findings:
+            if finding.rule == "import":
+                out.append(f"{self.subject.fqn} cannot be imported: {finding.message}")
+                continue
             if finding.rule == "undecided":
                 out.append(f"{self.subject.fqn} is undecided for {self.subject.protocol}: "
                            f"{finding.message}")
@@ -401,11 +404,36 @@ def judge(
             outcome = _judge_located(judged, known, checker, sorted(search), python, roots)
         else:
             outcome = cache.judge(judged, known, checker, sorted(search), python, roots)
+        # Judged against a NeMo-RL tree given (--nemo-rl) only: the environment's own
+        # nemo_rl may be no tree the extension runs on (a fork's class is undecided).
+        imports = _import_findings([subjects[i] for i in pending], roots) if first_roots \
+            else {}
         for i, report in zip(pending, outcome, strict=True):
             reports[i] = StaticReport(
-                report.subject, report.findings, tuple(skipped[i]), report.unusable
+                report.subject, imports.get(subjects[i].fqn, ()) + report.findings,
+                tuple(skipped[i]), report.unusable
             )
     return [reports[i] for i in range(len(subjects))]
+
+
+def _import_findings(subjects: Sequence[Subject], roots: ImportRoots
+                     ) -> dict[str, tuple[StaticFinding, ...]]:
+    """Class FQN -> the imports of NeMo-RL's package that its own modules (the class's,
+    its bases' outside that package) run and the NeMo-RL first on these roots cannot
+    satisfy (`tree_imports`): the class cannot be imported, whatever the checker says."""
+    from nemo_rl_workers.checks.tree_imports import missing_tree_imports
+    from nemo_rl_workers.tree.source import Resolver, demand_tree, resolve_fqn
+
+    tree = demand_tree(tuple(roots.paths))
+    resolver = Resolver(tree)
+    out: dict[str, tuple[StaticFinding, ...]] = {}
+    for fqn in dict.fromkeys(s.fqn for s in subjects):
+        info = resolve_fqn(tree, fqn)
+        modules = [fqn.rpartition(".")[0]] if info is None else [
+            c.module for c in resolver.mro(info).classes]
+        out[fqn] = tuple(StaticFinding("", "import", f"{m.where}: {m.message()}")
+                         for m in missing_tree_imports(tree, modules))
+    return out
 
 
 def _known_protocols(subjects: Sequence[Subject]) -> dict[str, type]:

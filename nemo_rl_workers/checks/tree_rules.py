@@ -61,7 +61,10 @@ if TYPE_CHECKING:
 
 Verdict = Literal["refuses", "passes", "undecided"]
 CONFIG_PARAMS = ("config", "cfg")  # a constructor's config parameter, where not annotated
-MAX_MESSAGE = 300
+# A tree's message is shown whole: its last lines are often the escape it names (lm_policy's
+# TP>=4 assertion ends with NRL_IGNORE_TP_ACCURACY_CHECK). Only a message past this, which
+# no real assertion writes, is cut, and says so.
+MAX_MESSAGE = 4000
 MAX_STATEMENTS = 5000  # statements walked per function (hostile source)
 MAX_TURNS = 64  # turns of a setup's loop followed (teachers, datasets: a few)
 MAX_HELPER_DEPTH = 2  # helpers of helpers whose own rules are walked
@@ -810,7 +813,9 @@ def _render(node: ast.expr, evaluator: Evaluator) -> str:
 def _shorten(text: str) -> str:
     text = re.sub(r"-{4,}|={4,}", " ", text)
     text = " ".join(text.split())
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 3] + "..."
+    if len(text) <= MAX_MESSAGE:
+        return text
+    return f"{text[:MAX_MESSAGE]}... ({len(text) - MAX_MESSAGE} more characters not shown)"
 
 
 def _no_config(env: Sequence[str]) -> str:

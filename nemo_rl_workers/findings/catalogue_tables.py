@@ -462,6 +462,12 @@ STATIC: Rows = (
          'there)'),
     ),
     (
+        'import',
+        ("the class's module (or one of its own bases') imports from the NeMo-RL tree "
+         'given as `--nemo-rl` a module or a name that tree does not define: the class '
+         'cannot be imported; the line names the module, the import and its line'),
+    ),
+    (
         'undecided',
         ('the checker takes the class (or a class it inherits from), the Protocol or '
          "`--base` as unknown (`Any`): its module is not on the path here (a fork's "
@@ -530,6 +536,13 @@ AUDIT: Rows = (
          '`@ray.remote`, which is an actor class, not a class: Ray refuses to start '
          'it; the finding names the undecorated class the decorated one wraps '
          "(upstream's `...Impl`) to subclass instead"),
+    ),
+    (
+        'extension-import-missing',
+        ("error: a module of an extension (the class's, or one of its own bases') imports "
+         "from the tree's `nemo_rl` a module or a name this tree does not define, in a "
+         "statement it runs whenever it is imported: the worker's module fails to import "
+         'in its own process; the finding names the module, the import and its line'),
     ),
     (
         'override-unknown-keyword',

@@ -70,6 +70,9 @@ class Revision:
     drivers: Mapping[str, str] = field(default_factory=dict)
     # Every driver class's name -> its FQN, for the rules read from its constructor.
     driver_fqns: Mapping[str, str] = field(default_factory=dict)
+    # Driver -> where its constructor takes `worker_extension_cls_fqn` as a parameter
+    # (file:line); a driver not listed takes none.
+    extension_params: Mapping[str, str] = field(default_factory=dict)
     # Driver -> the classes it builds on the way to the one that starts its workers
     # ("ManagedDynamoRuntime (file:line), FixedDynamoWorkerPool (file:line)"), for a
     # driver that starts none itself (`tree.delegated_drivers`).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
@@ -20,7 +21,7 @@ from nemo_rl_workers.tree.checkout import PACKAGE, project_pin
 from nemo_rl_workers.tree.cluster_builds import cluster_builds
 from nemo_rl_workers.tree.conditions import key_chain
 from nemo_rl_workers.tree.delegated_drivers import delegated_drivers
-from nemo_rl_workers.tree.drivers import DriverReader
+from nemo_rl_workers.tree.drivers import Driver, DriverReader
 from nemo_rl_workers.tree.entry_builds import entry_builds
 from nemo_rl_workers.tree.entry_configs import setup_keys
 from nemo_rl_workers.tree.frozen_groups import cleared_keys
@@ -120,6 +121,7 @@ def _build_revision(root: Path, how: str, name: str | None) -> Revision:
         calls={k: tuple(sorted(set(v))) for k, v in sorted(calls.items())},
         drivers={d.name: _role_of(d.name) for d in side.drivers.values()},
         driver_fqns={d.name: d.fqn for d in side.drivers.values()},
+        extension_params=_extension_params(tree, resolver, side.drivers.values(), root),
         builds=builds,
         setups=setup_keys(tree),
         entry_builds=tuple(dataclasses.replace(
@@ -178,6 +180,23 @@ def _extension_field(tree: SourceTree, modules: set[str]) -> str:
     if from_config and from_constructor:
         return "config and constructor"
     return "config" if from_config else "constructor" if from_constructor else "not read"
+
+
+def _extension_params(tree: SourceTree, resolver: Resolver, drivers: Iterable[Driver],
+                      root: Path) -> dict[str, str]:
+    """Driver -> where its constructor (its own or inherited) takes a parameter named
+    `worker_extension_cls_fqn` (file:line)."""
+    found: dict[str, str] = {}
+    for driver in sorted(drivers, key=lambda d: d.name):
+        info = resolve_fqn(tree, driver.fqn)
+        init = resolver.find_method(info, "__init__") if info is not None else None
+        if init is None:
+            continue
+        args = init[0].node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if arg.arg == EXTENSION_FIELD:
+                found[driver.name] = f"{_relative(init[0].file, root)}:{arg.lineno}"
+    return found
 
 
 def _defaults(tree: SourceTree, modules: set[str], switches: set[str]) -> dict[str, bool]:

@@ -46,6 +46,7 @@ def as_payload(revision: Revision | None) -> dict[str, Any]:
         "calls": {k: list(v) for k, v in revision.calls.items()},
         "drivers": dict(revision.drivers),
         "driver_fqns": dict(revision.driver_fqns),
+        "extension_params": dict(revision.extension_params),
         "builds": dict(revision.builds),
         "setups": {k: None if v is None else list(v) for k, v in revision.setups.items()},
         "entry_builds": [[b.module, b.driver, b.section, b.where, b.cluster, b.via]
@@ -84,6 +85,7 @@ def from_payload(payload: Mapping[str, Any], *, name: str, root: Path, how: str,
                for k, v in _mapping(payload.get("calls")).items()},
         drivers=_strings(payload.get("drivers")),
         driver_fqns=_strings(payload.get("driver_fqns")),
+        extension_params=_strings(payload.get("extension_params")),
         builds=_strings(payload.get("builds")),
         setups={k: None if v is None else tuple(_typed(s, str) for s in _list(v))
                 for k, v in _mapping(payload.get("setups")).items()},

@@ -137,7 +137,8 @@ def test_a_config_extension_field_the_tree_never_reads_is_ignored(tmp_path: Path
     assert _workers(report)["policy"] == f"{POLICY}.dtensor.DTensorPolicyWorker"
     assert report["warnings"] == [
         "policy.worker_extension_cls_fqn=my.ext.Worker is ignored by this NeMo-RL: it reads "
-        "worker_extension_cls_fqn only as Policy's constructor argument (constructor), so "
+        "no worker_extension_cls_fqn from the config; Policy takes it only as a constructor "
+        "argument (nemo_rl/models/policy/lm_policy.py:7), so "
         f"Policy starts {POLICY}.dtensor.DTensorPolicyWorker."]
 
 

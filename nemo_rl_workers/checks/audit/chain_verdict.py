@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nemo_rl_workers.checks.audit.call_chain import Chain
-from nemo_rl_workers.checks.audit.config_tests import decided
+from nemo_rl_workers.checks.audit.config_tests import decided, first_failed
 
 MAX_NAMED = 2  # chains named in one reason, then how many more
 
@@ -61,12 +61,11 @@ def _judged(chain: Chain, config: Mapping[str, Any]) -> tuple[str | None, str | 
     """(the first guard the config fails, the first it does not decide), in words."""
     first_open: str | None = None
     for link in chain.links:
+        failed = first_failed(link.tests, lambda t: decided(t, config) is False)
+        if failed is not None:
+            return f"{failed.needs()}, and this config has {failed.given(config)}", None
         for test in link.tests:
-            holds = decided(test, config)
-            if holds is False:
-                return (f"only under {test.where} ({test.text}), and this config has "
-                        f"{test.given(config)}"), None
-            if holds is None and first_open is None:
+            if decided(test, config) is None and first_open is None:
                 first_open = (f"{test.where} ({test.text}) is not decided by this config "
                               f"({test.given(config)})")
         if link.undecided and first_open is None:

@@ -14,7 +14,7 @@ kept (it excludes nothing).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -54,6 +54,15 @@ class ConfigTest:
     # d)` d; empty when it is a subscript (a KeyError, or a key path read from an object
     # the config does not show: no verdict).
     absent: tuple[Literal_, ...] = ()
+    # Whether the call runs where `text`, as written, is true (False: where it is false,
+    # as in an `else:` or an `elif` after it), so a reason names the branch taken.
+    as_written: bool = True
+
+    def needs(self) -> str:
+        """What the call runs under, in words, naming the test as written."""
+        if self.as_written:
+            return f"only under {self.where} ({self.text})"
+        return f"only where {self.where} ({self.text}) is false"
 
     def verdict(self, config: Mapping[str, Any]) -> bool | None:
         """False when the config makes the test come out the other way wherever its key
@@ -92,6 +101,14 @@ class Origin:
     tests: tuple[ConfigTest, ...] = ()
 
 
+def first_failed(tests: Iterable[ConfigTest],
+                 fails: Callable[[ConfigTest], bool]) -> ConfigTest | None:
+    """The test to name of those the config fails: the branch's own test (an `elif`'s,
+    as written) before an earlier branch's, which the call needs false."""
+    failed = [test for test in tests if fails(test)]
+    return next((t for t in failed if t.as_written), failed[0] if failed else None)
+
+
 def config_tests(guards: Iterable[Guard], function: Function | None,
                  file: str) -> tuple[ConfigTest, ...]:
     out: list[ConfigTest] = []
@@ -123,21 +140,21 @@ def _tests(test: ast.expr, holds: bool, function: Function | None, file: str,
             return
         if isinstance(op, (ast.Eq, ast.NotEq)) and len(literal) == 1:
             yield ConfigTest(keys, "==", literal, holds == isinstance(op, ast.Eq), where, text,
-                             absent)
+                             absent, holds)
         elif isinstance(op, (ast.Is, ast.IsNot)) and literal == (None,):
             yield ConfigTest(keys, "is None", (), holds == isinstance(op, ast.Is), where, text,
-                             absent)
+                             absent, holds)
         elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List,
                                                                            ast.Set)):
             yield ConfigTest(keys, "in", literal, holds == isinstance(op, ast.In), where, text,
-                             absent)
+                             absent, holds)
         return
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and \
             test.func.id == "bool" and len(test.args) == 1:
         test = test.args[0]
     keys, absent = _read(test, function)
     if keys:
-        yield ConfigTest(keys, "truthy", (), holds, where, text, absent)
+        yield ConfigTest(keys, "truthy", (), holds, where, text, absent, holds)
 
 
 def _literals(node: ast.expr) -> tuple[Literal_, ...] | None:

@@ -32,6 +32,7 @@ from nemo_rl_workers.checks.audit.vllm_extensions import (
 )
 from nemo_rl_workers.checks.vllm_extension_rule import ExtensionRule
 from nemo_rl_workers.tree.conditions import describe
+from nemo_rl_workers.tree.source import resolve_fqn
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.context import AuditContext
@@ -203,6 +204,7 @@ def audit_extensions(
     passed = {n.fqn for n in passed_at}
     for extension in extensions:
         section.origins.setdefault(extension.fqn, extension.origin)
+        findings.extend(_import_findings(ctx, extension.fqn))
         if _is_vllm_extension(ctx, extension.fqn, passed):
             vllm_given.append(extension.fqn)
             continue
@@ -239,6 +241,20 @@ def audit_extensions(
             f", but neither vLLM {rule.version}'s worker nor the extension it hands vLLM "
             f"({', '.join(lacking)}) has a method {name}"))
     return findings, section
+
+
+def _import_findings(ctx: AuditContext, fqn: str) -> list[Finding]:
+    """The imports of the tree's package its own modules (the class's, and those of its
+    bases outside the tree) run and the tree cannot satisfy: one finding each."""
+    from nemo_rl_workers.checks.tree_imports import missing_tree_imports
+
+    info = resolve_fqn(ctx.tree, fqn)
+    modules = [fqn.rpartition(".")[0]] if info is None else [
+        c.module for c in ctx.resolver.mro(info).classes]
+    return [Finding("extension-import-missing", RULES["extension-import-missing"],
+                    info.name if info is not None else fqn, missing.name, fqn,
+                    missing.where, missing.where, missing.message())
+            for missing in missing_tree_imports(ctx.tree, modules)]
 
 
 def _short(by: str) -> str:

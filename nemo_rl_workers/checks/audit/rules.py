@@ -24,7 +24,7 @@ RuleName: TypeAlias = Literal[
     # The extension side (audit.extension_rules, audit.vllm_extensions).
     "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
     "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
-    "override-not-a-method", "extension-subclasses-actor",
+    "override-not-a-method", "extension-subclasses-actor", "extension-import-missing",
     "vllm-extension-clash", "collective-rpc-missing",
     # The tree's own subclasses (audit.subclasses): overrides against their bases' calls.
     "base-call-unknown-keyword", "base-call-missing-argument", "base-call-too-many-positional",

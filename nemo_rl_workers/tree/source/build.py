@@ -18,6 +18,7 @@ from nemo_rl_workers.tree.source.model import (
     ClassInfo,
     Function,
     Guard,
+    ImportStatement,
     Module,
     Param,
     ParamKind,
@@ -107,8 +108,53 @@ def model_module(tree: SourceTree, path: Path, name: str, text: str) -> None:
     tree.modules[name] = module
     try:
         _Walker(tree, module).body(parsed.body, _Context())
+        _bindings(module, parsed)
     except RecursionError:
         tree.problems.append(SourceProblem(str(path), "is nested too deeply to model"))
+
+
+def _bindings(module: Module, parsed: ast.Module) -> None:
+    """`Module.bound`, `open_names` and `imports_run`, from the module's statements."""
+    bound: set[str] = set()
+    open_names = False
+    stack: list[ast.AST] = list(parsed.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            open_names |= node.name == "__getattr__" and node in parsed.body
+            # A function's `global x` binds x here when it runs.
+            bound.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global)
+                         for name in inner.names)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    open_names = True
+                else:
+                    bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        elif isinstance(node, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    module.bound, module.open_names = frozenset(bound), open_names
+    runs: list[ImportStatement] = []
+    for stmt in parsed.body:
+        if isinstance(stmt, ast.ImportFrom):
+            source = _absolute(module, stmt)
+            if source is not None:
+                runs.append(ImportStatement(source, tuple(a.name for a in stmt.names),
+                                            stmt.lineno))
+        elif isinstance(stmt, ast.Import):
+            runs.extend(ImportStatement(alias.name, (), stmt.lineno) for alias in stmt.names)
+    module.imports_run = tuple(runs)
 
 
 @dataclass(frozen=True)

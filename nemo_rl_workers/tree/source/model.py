@@ -159,6 +159,17 @@ class CallSite:
         return next((k.value for k in self.node.keywords if k.arg == name), None)
 
 
+@dataclass(frozen=True)
+class ImportStatement:
+    """An import the module runs whenever it is imported (a statement of its own body,
+    not inside `try`, `if` or a function): `from <source> import <names>`, or `import
+    <source>` (no names)."""
+
+    source: str  # absolute (relative imports resolved)
+    names: tuple[str, ...]
+    line: int
+
+
 @dataclass
 class Module:
     """One file: its dotted name, what its names are bound to, what it defines."""
@@ -172,6 +183,12 @@ class Module:
     classes: dict[str, ClassInfo] = field(default_factory=dict)  # top-level, by name
     functions: dict[str, Function] = field(default_factory=dict)  # top-level, by name
     assignments: dict[str, ast.expr] = field(default_factory=dict)  # module-level `X = ...`
+    # Every name any statement at module level binds (assignments of every form, loops,
+    # `with`, imports, definitions, `global` in its functions), and whether more may be
+    # bound than the source shows (`from x import *`, a module `__getattr__`).
+    bound: frozenset[str] = frozenset()
+    open_names: bool = False
+    imports_run: tuple[ImportStatement, ...] = ()
 
 
 @dataclass
