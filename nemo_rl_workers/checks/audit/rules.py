@@ -25,6 +25,8 @@ RuleName: TypeAlias = Literal[
     "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
     "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
     "override-not-a-method", "extension-subclasses-actor",
+    # How the driver starts it (audit.extension_setup).
+    "extension-not-actor", "extension-unregistered",
     "vllm-extension-clash", "collective-rpc-missing",
     # The tree's own subclasses (audit.subclasses): overrides against their bases' calls.
     "base-call-unknown-keyword", "base-call-missing-argument", "base-call-too-many-positional",
@@ -44,6 +46,8 @@ RULES: Final[dict[RuleName, Severity]] = {
     "override-missing-argument": "error",
     "override-not-a-method": "error",
     "extension-subclasses-actor": "error",
+    "extension-not-actor": "error",
+    "extension-unregistered": "error",
     "vllm-extension-clash": "error",
     "collective-rpc-missing": "error",
     "base-call-unknown-keyword": "error",
