@@ -157,7 +157,7 @@ def audit_extension(
         return audit
     calls = list(driver_calls)
     stands_for, ties = find_role(resolver, info, workers)
-    stands_for = _best_fit(resolver, info, stands_for, ties, calls)
+    stands_for, undecided = _best_fit(resolver, info, stands_for, ties, calls)
     base_mro: set[str] = set()
     if stands_for is not None:
         audit.role, audit.stands_for = stands_for.driver, stands_for
@@ -169,6 +169,11 @@ def audit_extension(
                 f"{fqn}: its nearest NeMo-RL base is shared by workers of "
                 f"{', '.join(sorted({w.driver for w in ties}))}; judged as {stands_for.driver}'s"
             )
+        if undecided:
+            audit.unknown.append(
+                f"{fqn}: whether it takes the place of {' or '.join(w.fqn for w in undecided)} "
+                "is not known (its nearest NeMo-RL base is theirs, and it answers as many "
+                "of each one's calls): only the calls every one of them gets are judged")
     else:
         audit.unknown.append(f"{fqn}: extends no worker class a driver of the tree starts")
     own = [c for c in mro.classes if c.fqn not in base_mro]
@@ -186,23 +191,25 @@ def audit_extension(
             checker.body_calls(cls, function)
     if stands_for is not None:
         for call in calls:
-            if call.owner != stands_for.driver or _conflicts(call.condition,
-                                                             stands_for.condition):
+            if call.owner != stands_for.driver or any(
+                    _conflicts(call.condition, w.condition) for w in undecided or [stands_for]):
                 continue
             checker.driver_call(call, {c.fqn for c in own})
     return audit
 
 
 def _best_fit(resolver: Resolver, info: ClassInfo, chosen: RoleWorker | None,
-              ties: Sequence[RoleWorker], calls: Sequence[DriverCall]) -> RoleWorker | None:
+              ties: Sequence[RoleWorker], calls: Sequence[DriverCall],
+              ) -> tuple[RoleWorker | None, list[RoleWorker]]:
     """Of workers of one driver that share the extension's nearest base (2025-09's sync
     and async vLLM workers both subclass BaseVllmGenerationWorker), the one whose calls
-    (those made only under its switches) the extension's MRO answers most often."""
+    (those made only under its switches) the extension's MRO answers most often; and,
+    where several answer equally often, those (which one it stands for is undecided)."""
     if chosen is None:
-        return None
+        return None, []
     rivals = [w for w in ties if w.driver == chosen.driver]
     if len(rivals) < 2:
-        return chosen
+        return chosen, []
 
     def answered(worker: RoleWorker) -> int:
         return sum(1 for c in calls
@@ -210,7 +217,10 @@ def _best_fit(resolver: Resolver, info: ClassInfo, chosen: RoleWorker | None,
                    and not _conflicts(c.condition, worker.condition)
                    and resolver.find_method(info, c.method) is not None)
 
-    return max(rivals, key=answered)  # the first of equals: find_role's own choice
+    scores = {id(w): answered(w) for w in rivals}
+    best = max(scores.values())
+    equal = [w for w in rivals if scores[id(w)] == best]
+    return equal[0], (equal if len(equal) > 1 else [])
 
 
 def is_actor_class(cls: ClassInfo) -> bool:
