@@ -8,13 +8,16 @@ For one extension class (a subclass of some worker a driver starts):
 - every `super().m(...)` / `self.m(...)` in its own classes' methods, resolved against
   its MRO at that revision: a missing method, an unknown keyword, a missing required
   argument, too many positional arguments;
-- every driver call of the role that reaches one of its own overrides: a keyword the
-  driver sends that the override does not take, a required parameter never sent; or
-  that one of its own classes hides, binding the name to a literal where a base defines
-  the method.
+- every driver call of the role, against its whole MRO: a method it lacks where the
+  tree's worker has one (renamed, or a base below the class that defines it); a keyword
+  the driver sends that the method it reaches does not take, a required parameter never
+  sent (where that is its own override, or a base's the tree's worker overrides); or a
+  name one of its own classes hides, binding it to a literal where a base defines the
+  method.
 
-A method the driver calls that the extension's NeMo-RL base lacks too is never the
-extension's finding: it is the driver side's, on the tree's own worker.
+A method the driver calls that the tree's worker lacks too is never the extension's
+finding: it is the driver side's, on the tree's own worker. Nor is a call that reaches
+the very definition the tree's worker reaches.
 
 What cannot be told (a base outside the tree, a decorator that may change the
 signature, a `*args`/`**kwargs` at the call) is *unknown*: listed, never a finding.
