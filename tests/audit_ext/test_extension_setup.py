@@ -129,6 +129,7 @@ def _audit(tmp_path: Path, *, worker: str = WORKER, registration: str | None = R
 
 def _only(report: dict[str, Any], rule: str) -> dict[str, Any]:
     (finding,) = [f for f in report["findings"] if f["rule"] == rule]
+    assert isinstance(finding, dict)
     return finding
 
 
@@ -205,7 +206,8 @@ def test_a_tree_without_a_registry_asks_for_no_registration(tmp_path: Path) -> N
 
 
 def test_a_registry_the_source_cannot_read_leaves_it_undecided(tmp_path: Path) -> None:
-    unreadable = REGISTRATION + "\nACTOR_ENVIRONMENT_REGISTRY = dict(**ACTOR_ENVIRONMENT_REGISTRY)\n"
+    unreadable = (REGISTRATION
+                  + "\nACTOR_ENVIRONMENT_REGISTRY = dict(**ACTOR_ENVIRONMENT_REGISTRY)\n")
     code, report = _audit(tmp_path, registration=unreadable.replace(
         'ACTOR_ENVIRONMENT_REGISTRY["myext.worker.MyWorker"] = PY_EXECUTABLES.VLLM\n', ""))
     assert (code, report["findings"]) == (0, [])
