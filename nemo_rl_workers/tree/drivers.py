@@ -283,13 +283,33 @@ class DriverReader:
 
     def _environments(self) -> None:
         self._dict_registries()
-        # `ACTOR_ENVIRONMENT_REGISTRY["pkg.Cls"] = env` at module level: a package (the
-        # tree's or one under --path) adding its classes to the registry on import.
+        # `ACTOR_ENVIRONMENT_REGISTRY["pkg.Cls"] = env`: a package (the tree's or one
+        # under --path) adding its classes on import, or a script before it starts them.
         for module in self.tree.modules.values():
             for name in ACTOR_ENVIRONMENT_REGISTRIES:
                 for item in module.item_assignments.get(name, []):
                     self.side.environments[item.name] = _text(item.value)
                     self.side.registered_in[item.name] = module.name
+        # `ACTOR_ENVIRONMENT_REGISTRY.update(...)`: its literal keys, else it may add any.
+        for call in self.tree.calls:
+            func = call.node.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "update"
+                    and _text(func.value) in ACTOR_ENVIRONMENT_REGISTRIES):
+                continue
+            given = call.node.args[0] if len(call.node.args) == 1 else None
+            if given is not None and _text(given) in ACTOR_ENVIRONMENT_REGISTRIES:
+                continue  # one registry merged into another: both read already
+            entries = [(k.value, v) for k, v in zip(given.keys, given.values, strict=True)
+                       if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                       ] if isinstance(given, ast.Dict) else []
+            if isinstance(given, ast.Dict) and not call.node.keywords and len(entries) == len(
+                    given.keys):
+                for key, env in entries:
+                    self.side.environments[key] = _text(env)
+                    self.side.registered_in[key] = call.module
+            else:
+                self.side.registry_problems.append(
+                    f"{call.where}: {_text(func)}(...) adds entries the source does not name")
 
     def _dict_registries(self) -> None:
         for module, name in ((m, n) for m in self.tree.modules.values()

@@ -265,3 +265,38 @@ def test_which_worker_it_takes_the_place_of_undecided_judges_the_common_calls(
     (ext,) = report["extensions"]
     assert any("whether it takes the place of nemo_rl.workers.AsyncWorker or "
                "nemo_rl.workers.SyncWorker is not known" in u for u in ext["unknown"])
+
+
+@pytest.mark.parametrize("registration", [
+    pytest.param('''
+from nemo_rl.distributed.ray_actor_environment_registry import ACTOR_ENVIRONMENT_REGISTRY
+from nemo_rl.distributed.virtual_cluster import PY_EXECUTABLES
+
+
+def register():
+    ACTOR_ENVIRONMENT_REGISTRY["myext.worker.MyWorker"] = PY_EXECUTABLES.VLLM
+''', id="in-a-function"),
+    pytest.param('''
+from nemo_rl.distributed.ray_actor_environment_registry import ACTOR_ENVIRONMENT_REGISTRY
+from nemo_rl.distributed.virtual_cluster import PY_EXECUTABLES
+
+ACTOR_ENVIRONMENT_REGISTRY.update({"myext.worker.MyWorker": PY_EXECUTABLES.VLLM})
+''', id="update"),
+])
+def test_a_registration_written_otherwise_is_read(tmp_path: Path, registration: str) -> None:
+    """In a function a script runs before it starts the workers, or by `.update({...})`."""
+    code, report = _audit(tmp_path, registration=registration)
+    assert (code, report["findings"]) == (0, [])
+
+
+def test_an_update_the_source_cannot_read_leaves_it_undecided(tmp_path: Path) -> None:
+    code, report = _audit(tmp_path, registration='''
+from nemo_rl.distributed.ray_actor_environment_registry import ACTOR_ENVIRONMENT_REGISTRY
+from myext.table import MY_WORKERS
+
+ACTOR_ENVIRONMENT_REGISTRY.update(MY_WORKERS)
+''')
+    assert (code, report["findings"]) == (0, [])
+    (ext,) = report["extensions"]
+    assert any("ACTOR_ENVIRONMENT_REGISTRY.update(...) adds entries the source does not name"
+               in u for u in ext["unknown"])

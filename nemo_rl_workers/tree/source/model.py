@@ -172,8 +172,9 @@ class Module:
     classes: dict[str, ClassInfo] = field(default_factory=dict)  # top-level, by name
     functions: dict[str, Function] = field(default_factory=dict)  # top-level, by name
     assignments: dict[str, ast.expr] = field(default_factory=dict)  # module-level `X = ...`
-    # Module-level `X["key"] = value`, by X (each Assignment's name is the key): how a
-    # package adds to a dict another module defines (an actor-environment registry).
+    # `X["key"] = value` at module level or in a function of the module, by X (each
+    # Assignment's name is the key): how a package or a script adds to a dict another
+    # module defines (an actor-environment registry).
     item_assignments: dict[str, list[Assignment]] = field(default_factory=dict)
 
 
