@@ -545,6 +545,19 @@ AUDIT: Rows = (
          'in its own process; the finding names the module, the import and its line'),
     ),
     (
+        'extension-not-actor',
+        ('error: an extension takes the place of a worker the tree starts as a Ray actor '
+         '(a `@ray.remote` class), and is not decorated `@ray.remote` itself: Ray cannot '
+         "start it; the finding names the worker's own decorator to copy"),
+    ),
+    (
+        'extension-unregistered',
+        ("error: the tree registers its workers' Python environments in its "
+         'actor-environment registry, and no module of the tree or under `--path` adds '
+         "the extension to it; the finding names the environment the tree registers "
+         'for the worker the extension takes the place of'),
+    ),
+    (
         'override-unknown-keyword',
         ('error: a driver sends a keyword to a method the extension overrides, and '
          'the override has no such parameter and no `**kwargs`'),

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nemo_rl_workers.model.fqn import fqn_problem
+from nemo_rl_workers.tree.knowledge import makes_actor
 from nemo_rl_workers.tree.source import ImportRoots, locate, read_source
 from nemo_rl_workers.tree.source.reading import SourceProblem
 
@@ -76,9 +77,7 @@ def _is_remote(expr: ast.expr) -> bool:
     """`ray.remote`, `remote`, `ray.remote(...)`, `remote(...)` as written."""
     if isinstance(expr, ast.Call):
         expr = expr.func
-    if isinstance(expr, ast.Attribute):
-        return expr.attr == "remote"
-    return isinstance(expr, ast.Name) and expr.id == "remote"
+    return makes_actor(ast.unparse(expr))
 
 
 def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:

@@ -113,6 +113,8 @@ class DriverSide:
     unresolved: list[Unresolved] = field(default_factory=list)
     sites: int = 0  # dispatch call sites seen
     environments: dict[str, str] = field(default_factory=dict)  # actor FQN -> env, if found
+    # actor FQN -> the module whose registry entry names its environment (`environments`)
+    registered_in: dict[str, str] = field(default_factory=dict)
     # Registries that could not be evaluated whole ("file: why"): the entries above may
     # then lack classes the tree registers.
     registry_problems: list[str] = field(default_factory=list)
@@ -280,6 +282,36 @@ class DriverReader:
         return out
 
     def _environments(self) -> None:
+        self._dict_registries()
+        # `ACTOR_ENVIRONMENT_REGISTRY["pkg.Cls"] = env`: a package (the tree's or one
+        # under --path) adding its classes on import, or a script before it starts them.
+        for module in self.tree.modules.values():
+            for name in ACTOR_ENVIRONMENT_REGISTRIES:
+                for item in module.item_assignments.get(name, []):
+                    self.side.environments[item.name] = _text(item.value)
+                    self.side.registered_in[item.name] = module.name
+        # `ACTOR_ENVIRONMENT_REGISTRY.update(...)`: its literal keys, else it may add any.
+        for call in self.tree.calls:
+            func = call.node.func
+            if not (isinstance(func, ast.Attribute) and func.attr == "update"
+                    and _text(func.value) in ACTOR_ENVIRONMENT_REGISTRIES):
+                continue
+            given = call.node.args[0] if len(call.node.args) == 1 else None
+            if given is not None and _text(given) in ACTOR_ENVIRONMENT_REGISTRIES:
+                continue  # one registry merged into another: both read already
+            entries = [(k.value, v) for k, v in zip(given.keys, given.values, strict=True)
+                       if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                       ] if isinstance(given, ast.Dict) else []
+            if isinstance(given, ast.Dict) and not call.node.keywords and len(entries) == len(
+                    given.keys):
+                for key, env in entries:
+                    self.side.environments[key] = _text(env)
+                    self.side.registered_in[key] = call.module
+            else:
+                self.side.registry_problems.append(
+                    f"{call.where}: {_text(func)}(...) adds entries the source does not name")
+
+    def _dict_registries(self) -> None:
         for module, name in ((m, n) for m in self.tree.modules.values()
                              for n in ACTOR_ENVIRONMENT_REGISTRIES):
             value = module.assignments.get(name)
@@ -293,6 +325,7 @@ class DriverReader:
             for key, env in zip(value.keys, value.values, strict=True):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     self.side.environments[key.value] = _text(env)
+                    self.side.registered_in[key.value] = module.name
                 else:
                     shown = f"**{_text(env)}" if key is None else _text(key)
                     self.side.registry_problems.append(

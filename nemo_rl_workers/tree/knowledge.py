@@ -122,6 +122,18 @@ ACTOR_MAKERS: Final = frozenset({"ray.remote"})
 `ray.remote(num_cpus=1)(Cls)` (resolved through the module's imports, so `from ray import
 remote` counts too)."""
 
+
+
+def makes_actor(written: str) -> bool:
+    """Whether a decorator, or the callee of a call, written so makes an actor class of a
+    plain class: `ray.remote`, `ray.remote(num_cpus=1)`, or a maker's name under an
+    import the source is not followed through (`remote`, `r.remote`). The one test of
+    "is an actor class" that the audit and the runtime guard share."""
+    name = written.split("(", 1)[0].strip()
+    return any(name == maker or name.rpartition(".")[2] == maker.rpartition(".")[2]
+               for maker in ACTOR_MAKERS)
+
+
 STREAMING_OPTION: Final = ("num_returns", "streaming")
 """`.options(num_returns="streaming")`: the caller reads the result as a stream."""
 

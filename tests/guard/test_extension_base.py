@@ -61,6 +61,15 @@ class GenerateHidingWorker(VllmGenerationWorkerImpl):
     generate = None
 '''
 
+# Where the workers run, as a user registers them (audit holds an unregistered one to it).
+REGISTRATION = """\
+from nemo_rl.distributed.ray_actor_environment_registry import ACTOR_ENVIRONMENT_REGISTRY
+from nemo_rl.distributed.virtual_cluster import PY_EXECUTABLES
+
+""" + "".join(f'ACTOR_ENVIRONMENT_REGISTRY["{PACKAGE}.workers.{name}"] = PY_EXECUTABLES.VLLM\n'
+              for name in ("TaggedWorker", "TaggedAsyncWorker", "DatalessWorker",
+                           "GenerateHidingWorker"))
+
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -69,6 +78,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / PACKAGE).mkdir()
     (root / PACKAGE / "__init__.py").write_text("")
     (root / PACKAGE / "workers.py").write_text(WORKERS)
+    (root / PACKAGE / "registration.py").write_text(REGISTRATION)
     return root
 
 

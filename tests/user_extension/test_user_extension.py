@@ -63,16 +63,6 @@ ITEM_PROTOCOLS = ("issue 43 item 'verify --static uses the reference's Protocols
                   "(so the class is unknown, Any: undecided)")
 ITEM_AUDIT_CACHE = ("issue 43 item 'audit cache ignores --path contents': an edited "
                     "extension is answered from the entry of the unedited one")
-GAP_RAY_REMOTE = ("issue 43, no item yet: only the runtime guard sees a worker class "
-                  "without @ray.remote (RayWorkerBuilder calls .options() on it); audit "
-                  "--path does not")
-GAP_REGISTRY = ("issue 43, no item yet: only the runtime guard sees an extension missing "
-                "from ACTOR_ENVIRONMENT_REGISTRY; audit --path reads the package's "
-                "registration module but does not check it")
-GAP_DRIVER_CALLS = ("issue 43, no item yet: audit checks the driver's calls on an "
-                    "extension only where they reach its own overrides; VllmGeneration's "
-                    "'generate' on a worker built on BaseVllmGenerationWorker that renamed "
-                    "it passes")
 
 
 @dataclass(frozen=True)
@@ -111,9 +101,14 @@ MISTAKEN: dict[tuple[str, str, str], Expect] = {
         1, r"MyPolicyWorker does not implement .*train.*check_dim_skip_keys",
         every_verdict=r"\btrain\b", xfail=ITEM_PROTOCOLS),
     ("2026-08", "no-ray-remote", "audit"): Expect(
-        1, r"MyPolicyWorker.*@ray\.remote", xfail=GAP_RAY_REMOTE),
+        1, r"error\[extension-not-actor\]: my_ext\.policy_worker\.MyPolicyWorker is not an "
+           r"actor class: .*; decorate it with @ray\.remote\(runtime_env=.*\), as "
+           r"nemo_rl\.\S+\.DTensorPolicyWorkerV2 is"),
     ("2026-08", "unregistered", "audit"): Expect(
-        1, r"MyPolicyWorker.*ACTOR_ENVIRONMENT_REGISTRY", xfail=GAP_REGISTRY),
+        1, r"error\[extension-unregistered\]: my_ext\.policy_worker\.MyPolicyWorker .*"
+           r"ACTOR_ENVIRONMENT_REGISTRY\[\"my_ext\.policy_worker\.MyPolicyWorker\"\] = "
+           r"PY_EXECUTABLES\.AUTOMODEL, the environment the tree registers for "
+           r"\S+\.DTensorPolicyWorkerV2"),
     ("2026-08", "actor-subclass", "audit"): Expect(
         1, r"error\[extension-subclasses-actor\]: my_ext\.policy_worker\.MyPolicyWorker "
            r"subclasses \S+\.DTensorPolicyWorkerV2, which is decorated @ray\.remote.*; "
@@ -131,7 +126,7 @@ MISTAKEN: dict[tuple[str, str, str], Expect] = {
     # -- 2025-09: the vLLM generation worker (on BaseVllmGenerationWorker)
     ("2025-09", "renamed", "audit"): Expect(
         1, r"error\[missing-method\]: VllmGeneration\.\w+ calls 'generate' on "
-           r"my_ext\.generation_worker\.MyVllmGenerationWorker", xfail=GAP_DRIVER_CALLS),
+           r"my_ext\.generation_worker\.MyVllmGenerationWorker"),
     ("2025-09", "renamed", "verify-static"): Expect(
         1, r"MyVllmGenerationWorker does not implement \S*\.generate\b",
         every_verdict=r"\.generate\b", xfail=ITEM_PROTOCOLS),
@@ -143,9 +138,17 @@ MISTAKEN: dict[tuple[str, str, str], Expect] = {
         1, r"MyVllmGenerationWorker does not implement \S*\.generate\b.*greedy",
         every_verdict=r"\.generate\b", xfail=ITEM_PROTOCOLS),
     ("2025-09", "no-ray-remote", "audit"): Expect(
-        1, r"MyVllmGenerationWorker.*@ray\.remote", xfail=GAP_RAY_REMOTE),
+        1, r"error\[extension-not-actor\]: my_ext\.generation_worker\.MyVllmGenerationWorker "
+           r"is not an actor class: .*; decorate it with @ray\.remote\(.*\), as "
+           r"nemo_rl\.\S+\.VllmGenerationWorker is"),
     ("2025-09", "unregistered", "audit"): Expect(
-        1, r"MyVllmGenerationWorker.*ACTOR_ENVIRONMENT_REGISTRY", xfail=GAP_REGISTRY),
+        # The tree registers its vLLM workers as VLLM_EXECUTABLE (PY_EXECUTABLES.VLLM
+        # unless its system-executable switch is set): the fix names it, importable.
+        1, r"error\[extension-unregistered\]: my_ext\.generation_worker\."
+           r"MyVllmGenerationWorker .*ACTOR_ENVIRONMENT_REGISTRY\[\"my_ext\.generation_worker"
+           r"\.MyVllmGenerationWorker\"\] = VLLM_EXECUTABLE \(from \S+, where .*"
+           r"PY_EXECUTABLES\.VLLM\), the environment the tree registers for "
+           r"\S+\.VllmGenerationWorker"),
     ("2025-09", "actor-subclass", "audit"): Expect(
         1, r"error\[extension-subclasses-actor\]: my_ext\.generation_worker\."
            r"MyVllmGenerationWorker subclasses \S+\.VllmGenerationWorker, which is decorated "

@@ -8,13 +8,16 @@ For one extension class (a subclass of some worker a driver starts):
 - every `super().m(...)` / `self.m(...)` in its own classes' methods, resolved against
   its MRO at that revision: a missing method, an unknown keyword, a missing required
   argument, too many positional arguments;
-- every driver call of the role that reaches one of its own overrides: a keyword the
-  driver sends that the override does not take, a required parameter never sent; or
-  that one of its own classes hides, binding the name to a literal where a base defines
-  the method.
+- every driver call of the role, against its whole MRO: a method it lacks where the
+  tree's worker has one (renamed, or a base below the class that defines it); a keyword
+  the driver sends that the method it reaches does not take, a required parameter never
+  sent (where that is its own override, or a base's the tree's worker overrides); or a
+  name one of its own classes hides, binding it to a literal where a base defines the
+  method.
 
-A method the driver calls that the extension's NeMo-RL base lacks too is never the
-extension's finding: it is the driver side's, on the tree's own worker.
+A method the driver calls that the tree's worker lacks too is never the extension's
+finding: it is the driver side's, on the tree's own worker. Nor is a call that reaches
+the very definition the tree's worker reaches.
 
 What cannot be told (a base outside the tree, a decorator that may change the
 signature, a `*args`/`**kwargs` at the call) is *unknown*: listed, never a finding.
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.extension_knowledge import TRANSPARENT_DECORATORS
 from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
+from nemo_rl_workers.tree.knowledge import makes_actor
 from nemo_rl_workers.tree.source import (
     ClassInfo,
     Function,
@@ -154,7 +158,9 @@ def audit_extension(
     if mro.problem is not None:
         audit.unknown.append(f"{fqn}: {mro.problem}")
         return audit
+    calls = list(driver_calls)
     stands_for, ties = find_role(resolver, info, workers)
+    stands_for, undecided = _best_fit(resolver, info, stands_for, ties, calls)
     base_mro: set[str] = set()
     if stands_for is not None:
         audit.role, audit.stands_for = stands_for.driver, stands_for
@@ -166,6 +172,11 @@ def audit_extension(
                 f"{fqn}: its nearest NeMo-RL base is shared by workers of "
                 f"{', '.join(sorted({w.driver for w in ties}))}; judged as {stands_for.driver}'s"
             )
+        if undecided:
+            audit.unknown.append(
+                f"{fqn}: whether it takes the place of {' or '.join(w.fqn for w in undecided)} "
+                "is not known (its nearest NeMo-RL base is theirs, and it answers as many "
+                "of each one's calls): only the calls every one of them gets are judged")
     else:
         audit.unknown.append(f"{fqn}: extends no worker class a driver of the tree starts")
     own = [c for c in mro.classes if c.fqn not in base_mro]
@@ -176,22 +187,48 @@ def audit_extension(
             f"{fqn}: bases not found in the tree or under --path: {', '.join(mro.unknown)} "
             "(methods they may define are unknown)"
         )
-    checker = _Calls(tree, resolver, info, audit)
+    worker = resolve_fqn(tree, stands_for.fqn) if stands_for is not None else None
+    checker = _Calls(tree, resolver, info, audit, worker)
     for cls in own:
         for function in cls.methods.values():
             checker.body_calls(cls, function)
     if stands_for is not None:
-        for call in driver_calls:
-            if call.owner != stands_for.driver or _conflicts(call.condition,
-                                                             stands_for.condition):
+        for call in calls:
+            if call.owner != stands_for.driver or any(
+                    _conflicts(call.condition, w.condition) for w in undecided or [stands_for]):
                 continue
             checker.driver_call(call, {c.fqn for c in own})
     return audit
 
 
-def _is_actor_class(cls: ClassInfo) -> bool:
+def _best_fit(resolver: Resolver, info: ClassInfo, chosen: RoleWorker | None,
+              ties: Sequence[RoleWorker], calls: Sequence[DriverCall],
+              ) -> tuple[RoleWorker | None, list[RoleWorker]]:
+    """Of workers of one driver that share the extension's nearest base (2025-09's sync
+    and async vLLM workers both subclass BaseVllmGenerationWorker), the one whose calls
+    (those made only under its switches) the extension's MRO answers most often; and,
+    where several answer equally often, those (which one it stands for is undecided)."""
+    if chosen is None:
+        return None, []
+    rivals = [w for w in ties if w.driver == chosen.driver]
+    if len(rivals) < 2:
+        return chosen, []
+
+    def answered(worker: RoleWorker) -> int:
+        return sum(1 for c in calls
+                   if c.owner == worker.driver and c.condition
+                   and not _conflicts(c.condition, worker.condition)
+                   and resolver.find_method(info, c.method) is not None)
+
+    scores = {id(w): answered(w) for w in rivals}
+    best = max(scores.values())
+    equal = [w for w in rivals if scores[id(w)] == best]
+    return equal[0], (equal if len(equal) > 1 else [])
+
+
+def is_actor_class(cls: ClassInfo) -> bool:
     """Decorated `@ray.remote` / `@ray.remote(...)` (or `@remote` imported from ray)."""
-    return any(d.split("(")[0].strip() in ("ray.remote", "remote") for d in cls.decorators)
+    return any(makes_actor(d) for d in cls.decorators)
 
 
 def _actor_bases(tree: SourceTree, info: ClassInfo, ancestors: Sequence[ClassInfo],
@@ -199,10 +236,10 @@ def _actor_bases(tree: SourceTree, info: ClassInfo, ancestors: Sequence[ClassInf
     """A base decorated `@ray.remote` is an ActorClass: Ray refuses to start a subclass
     of it. Name the undecorated class it wraps (its own base) to subclass instead."""
     for cls in ancestors:
-        if not _is_actor_class(cls):
+        if not is_actor_class(cls):
             continue
         wrapped = [b for b in (resolve_fqn(tree, n) for n in base_names(tree, cls))
-                   if b is not None and not _is_actor_class(b)]
+                   if b is not None and not is_actor_class(b)]
         instead = (f"subclass {wrapped[0].fqn}, the undecorated class it wraps, instead"
                    if wrapped else f"move {cls.name}'s body into an undecorated class and "
                    "subclass that")
@@ -220,6 +257,7 @@ class _Calls:
     resolver: Resolver
     info: ClassInfo
     audit: ExtensionAudit
+    worker: ClassInfo | None = None  # the tree's worker class the extension stands for
 
     def __post_init__(self) -> None:
         self.mro = list(self.resolver.mro(self.info).classes)
@@ -338,11 +376,17 @@ class _Calls:
         if found == "attribute":
             self.hidden(call, own)
             return
+        theirs = (self.resolver.find_method(self.worker, call.method)
+                  if self.worker is not None else None)
+        if found == "missing":
+            if theirs is not None:
+                self.missing(call, theirs[1])
+            return  # else missing on the tree's worker too: the driver-side audit's
         if isinstance(found, str):
-            return  # missing/unknown on the default worker too: the driver-side audit's
+            return
         target, owner = found
-        if owner.fqn not in own:
-            return  # reaches NeMo-RL's own definition: judged by the driver-side audit
+        if owner.fqn not in own and theirs is not None and theirs[0] is target:
+            return  # the tree's worker's own definition: judged by the driver-side audit
         self.audit.driver_calls_checked += 1
         if not _transparent(target):
             self.audit.unknown.append(
@@ -350,6 +394,9 @@ class _Calls:
                 f"decorated ({', '.join(target.decorators)}); its signature is not judged")
             return
         when = f" (when {_describe(call.condition)})" if call.condition else ""
+        # An own override, or a base's method the tree's worker does not reach (its
+        # worker overrides it): either way what the extension's workers run.
+        what = "override" if owner.fqn in own else "method"
         shape = fit(target, Sent(tuple(sorted(call.keywords)), call.positional,
                                  call.open_keywords))
         for keyword in shape.unknown_keywords:
@@ -357,7 +404,7 @@ class _Calls:
                 "override-unknown-keyword", call.driver, call.method, call.call,
                 target.where,
                 f"{call.driver} sends {keyword}= to {call.method}{when}, but the "
-                f"override {owner.fqn}.{target.name} has no parameter {keyword} and no "
+                f"{what} {owner.fqn}.{target.name} has no parameter {keyword} and no "
                 "**kwargs",
             )
         for name in shape.missing:
@@ -365,8 +412,21 @@ class _Calls:
                 "override-missing-argument", call.driver, call.method, call.call,
                 target.where,
                 f"{call.driver} calls {call.method}{when} without {name}, which the "
-                f"override {owner.fqn}.{target.name} requires",
+                f"{what} {owner.fqn}.{target.name} requires",
             )
+
+    def missing(self, call: DriverCall, defined_in: ClassInfo) -> None:
+        """The driver calls a method the tree's worker has and the extension's MRO lacks
+        (renamed, or its base is a class below the one that defines it)."""
+        end = self.mro[-1]
+        when = f" when {_describe(call.condition)}" if call.condition else ""
+        worker = self.worker.fqn if self.worker is not None else "the tree's worker"
+        source = "defines it" if defined_in.fqn == worker else f"gets it from {defined_in.fqn}"
+        self.finding(
+            "missing-method", call.driver, call.method, call.call, end.where,
+            f"{call.driver} calls {call.method!r} on {self.info.fqn}, which has no such "
+            f"method (its MRO ends at {end.name}){when}; {worker}, whose place it takes, "
+            f"{source}: define {call.method} in {self.info.name}")
 
     def hidden(self, call: DriverCall, own: set[str]) -> None:
         """A name the driver calls that one of the extension's own classes binds to a

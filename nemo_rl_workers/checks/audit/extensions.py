@@ -22,6 +22,7 @@ from nemo_rl_workers.checks.audit.extension_rules import (
     RoleWorker,
     audit_extension,
 )
+from nemo_rl_workers.checks.audit.extension_setup import setup_findings
 from nemo_rl_workers.checks.audit.rules import RULES, Finding
 from nemo_rl_workers.checks.audit.vllm_extensions import (
     EXTENSION_KEY,
@@ -209,6 +210,7 @@ def audit_extensions(
             vllm_given.append(extension.fqn)
             continue
         audit = audit_extension(tree, resolver, extension.fqn, workers, calls)
+        audit.findings.extend(setup_findings(tree, resolver, ctx.side, audit))
         section.audits.append(audit)
         findings.extend(_conditioned(audit.findings, calls))
     if rule is None:

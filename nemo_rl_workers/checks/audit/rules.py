@@ -25,6 +25,8 @@ RuleName: TypeAlias = Literal[
     "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
     "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
     "override-not-a-method", "extension-subclasses-actor", "extension-import-missing",
+    # How the driver starts it (audit.extension_setup).
+    "extension-not-actor", "extension-unregistered",
     "vllm-extension-clash", "collective-rpc-missing",
     # The tree's own subclasses (audit.subclasses): overrides against their bases' calls.
     "base-call-unknown-keyword", "base-call-missing-argument", "base-call-too-many-positional",

@@ -358,6 +358,12 @@ class _Walker:
                 # `kwargs["key"] = value`: how code fills the keyword arguments it passes on.
                 ctx.function.item_assignments.setdefault(target.slice.value, []).append(
                     Assignment(target.slice.value, value, ctx.guards, node.lineno))
+            if (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                    and isinstance(target.slice, ast.Constant)
+                    and isinstance(target.slice.value, str) and ctx.cls is None
+                    and value is not None and isinstance(node, ast.Assign)):
+                self.module.item_assignments.setdefault(target.value.id, []).append(
+                    Assignment(target.slice.value, value, ctx.guards, node.lineno))
             if not isinstance(target, ast.Name):
                 self.expressions([target], ctx)
                 continue

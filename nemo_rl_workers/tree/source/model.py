@@ -189,6 +189,10 @@ class Module:
     bound: frozenset[str] = frozenset()
     open_names: bool = False
     imports_run: tuple[ImportStatement, ...] = ()
+    # `X["key"] = value` at module level or in a function of the module, by X (each
+    # Assignment's name is the key): how a package or a script adds to a dict another
+    # module defines (an actor-environment registry).
+    item_assignments: dict[str, list[Assignment]] = field(default_factory=dict)
 
 
 @dataclass
