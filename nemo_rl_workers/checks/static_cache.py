@@ -26,6 +26,8 @@ from typing import Any, get_args
 from nemo_rl_workers.checks import static_check
 from nemo_rl_workers.checks.static_check import (
     ImportRoots,
+    ProtocolSpec,
+    ProtocolText,
     StaticFinding,
     StaticReport,
     StaticRule,
@@ -65,7 +67,7 @@ class StaticCache(ContentCache):
     def judge(
         self,
         subjects: Sequence[Subject],
-        protocols: Mapping[str, type],
+        protocols: Mapping[str, ProtocolSpec],
         checker: str,
         search: Sequence[Path],
         python: str,
@@ -145,7 +147,7 @@ def _combined(roots: ImportRoots) -> ImportRoots:
 
 def cache_key(
     subject: Subject,
-    protocols: Mapping[str, type],
+    protocols: Mapping[str, ProtocolSpec],
     checker: str,
     python: str,
     combined: ImportRoots,
@@ -167,8 +169,10 @@ def cache_key(
     return _checksum(parts)
 
 
-def _start_modules(subject: Subject, protocols: Mapping[str, type]) -> list[str]:
-    names = [subject.fqn.rpartition(".")[0], protocols[subject.protocol].__module__]
+def _start_modules(subject: Subject, protocols: Mapping[str, ProtocolSpec]) -> list[str]:
+    protocol = protocols[subject.protocol]
+    names = [subject.fqn.rpartition(".")[0], *(
+        protocol.modules() if isinstance(protocol, ProtocolText) else [protocol.__module__])]
     if subject.base_fqn:
         names.append(subject.base_fqn.rpartition(".")[0])
     return [n for n in names if n]
