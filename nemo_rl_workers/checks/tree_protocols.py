@@ -71,7 +71,9 @@ def tree_protocol(
     if not candidates:
         return (f"the tree has no Protocol of the {' or '.join(sorted(roles)) or 'no'} role "
                 f"{contract} names (no driver of it calls its workers by name)")
-    chosen = candidates[0] if len(candidates) == 1 else _nearest(fqn, tree_root, candidates)
+    exact = [c for c in candidates if c.fqn == fqn]  # one of the tree's own workers
+    chosen = exact[0] if exact else candidates[0] if len(candidates) == 1 else _nearest(
+        fqn, tree_root, candidates)
     if chosen is None:
         workers = ", ".join(sorted({c.fqn for c in candidates}))
         return (f"{fqn} extends none of the worker classes the tree's drivers of "

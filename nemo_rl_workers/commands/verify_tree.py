@@ -51,11 +51,10 @@ class Judged:
 
 def judged_against(args: argparse.Namespace, err: TextIO) -> Judged | None:
     """The revision and contract for `verify` (see the module docstring); None after one
-    line on `err` when the tree or the cache cannot be used, or the tree has no Protocol
-    the contract can stand for."""
+    line on `err` when the tree or the cache cannot be used, the class does not exist, or
+    the tree has no Protocol the contract can stand for."""
     from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
-
     from nemo_rl_workers.tree.revision_build import selects_through_library
     from nemo_rl_workers.tree.stage import revision_of
 
@@ -76,6 +75,10 @@ def judged_against(args: argparse.Namespace, err: TextIO) -> Judged | None:
     given = checkout is not None and checkout.how == "--nemo-rl"
     tree_root = str(checkout.root) if checkout is not None and (
         given or not revision.is_reference) else None
+    missing = _missing(args.fqn, tree_root)
+    if missing is not None:
+        print(f"nemo-rl-workers: FQN={one_line(missing)}", file=err)
+        return None
     if revision.is_reference or tree_root is None:
         return Judged(revision, tree_root, None)
     from contracts.protocols import PROTOCOLS
@@ -88,6 +91,26 @@ def judged_against(args: argparse.Namespace, err: TextIO) -> Judged | None:
               f"NeMo-RL {revision.label()}: {one_line(found)}", file=err)
         return None
     return Judged(revision, tree_root, found)
+
+
+def _missing(fqn: str, tree_root: str | None) -> str | None:
+    """The one line for a class that does not exist (its source says so), naming the
+    closest classes of the tree and of the user's folders; None where it exists."""
+    from nemo_rl_workers.tree.class_names import (
+        class_suggestions,
+        missing_class,
+        no_such_class,
+        user_roots,
+    )
+    from nemo_rl_workers.tree.source import ImportRoots
+
+    roots = ImportRoots.of_this_interpreter()
+    if tree_root is not None:
+        roots = roots.searched_first([tree_root])
+    why = missing_class(fqn, roots)
+    if why is None:
+        return None
+    return no_such_class(fqn, why, class_suggestions(fqn, user_roots(roots)))
 
 
 def _tree_protocol(args: argparse.Namespace, tree_root: str,
