@@ -77,8 +77,9 @@ def tree_protocol(
     if chosen is None:
         workers = ", ".join(sorted({c.fqn for c in candidates}))
         return (f"{fqn} extends none of the worker classes the tree's drivers of "
-                f"{contract}'s role start ({workers}); pass --protocol one of the Protocols "
-                "`audit --emit-protocols` writes for it")
+                f"{contract}'s role start ({workers}); pass --reference to judge it by the "
+                "reference's contract, or --protocol one of the Protocols "
+                "`audit --emit-protocols` writes for the tree")
     name = dict(emitted[chosen.driver])[chosen.fqn]
     return TreeProtocol(contract, name, protocols[name], chosen.driver, chosen.fqn)
 
