@@ -29,6 +29,7 @@ from nemo_rl_workers.errors import Problem, show
 from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
 from nemo_rl_workers.model.sections import as_mapping, model_sections, quant_cfg_of
+from nemo_rl_workers.model.suggest import closest, did_you_mean
 from nemo_rl_workers.tree.entry_builds import EntryBuild
 from nemo_rl_workers.tree.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
 from nemo_rl_workers.tree.revision import (
@@ -293,12 +294,16 @@ def _resolution(path: str, section: Mapping[str, Any], kind: str, row: TreeRow,
                     field_path, f"whether {configured} is registered with an actor "
                                 f"environment: {revision.registry_problems[0]}"))
             elif configured not in revision.environments:
+                # A misspelt class is told the registered one it is closest to, as the
+                # reference's R2 does.
+                hint = did_you_mean(closest(configured, revision.environments))
                 verdict.problems.append(Problem(
                     path=field_path, expected="a class in the tree's actor-environment registry",
                     given=configured,
                     message=f"{field_path}={configured} is not registered with an actor "
                             "environment in this tree's registry (ACTOR_ENVIRONMENT_REGISTRY); "
-                            "add it there, or Ray cannot tell which Python runs it.",
+                            + (f"{hint} Otherwise add it there" if hint else "add it there")
+                            + ", or Ray cannot tell which Python runs it.",
                     rule="R2"))
     if fqn in revision.class_problems:
         verdict.problems.append(_undecided(

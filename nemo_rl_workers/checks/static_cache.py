@@ -29,6 +29,8 @@ from typing import Any, get_args
 from nemo_rl_workers.checks import static_check
 from nemo_rl_workers.checks.static_check import (
     ImportRoots,
+    ProtocolSpec,
+    ProtocolText,
     StaticFinding,
     StaticReport,
     StaticRule,
@@ -65,7 +67,7 @@ class StaticCache(ContentCache):
     def judge(
         self,
         subjects: Sequence[Subject],
-        protocols: Mapping[str, type],
+        protocols: Mapping[str, ProtocolSpec],
         checker: str,
         search: Sequence[Path],
         python: str,
@@ -148,15 +150,17 @@ def run_key(checker: str, python: str, combined: ImportRoots, installed: str,
     return content_key("static-verdict", json.dumps(parts, sort_keys=True), ())
 
 
-def cache_key(shared: str, subject: Subject, protocols: Mapping[str, type]) -> str:
+def cache_key(shared: str, subject: Subject, protocols: Mapping[str, ProtocolSpec]) -> str:
     """The key of the entry for `subject` in a run whose `run_key` is `shared`."""
     probe = static_check._write_probe([subject], protocols).text()
     return checksum({"run": shared, "subject": [subject.fqn, subject.protocol,
                                                 subject.base_fqn], "probe": probe})
 
 
-def _start_modules(subject: Subject, protocols: Mapping[str, type]) -> list[str]:
-    names = [subject.fqn.rpartition(".")[0], protocols[subject.protocol].__module__]
+def _start_modules(subject: Subject, protocols: Mapping[str, ProtocolSpec]) -> list[str]:
+    protocol = protocols[subject.protocol]
+    names = [subject.fqn.rpartition(".")[0], *(
+        protocol.modules() if isinstance(protocol, ProtocolText) else [protocol.__module__])]
     if subject.base_fqn:
         names.append(subject.base_fqn.rpartition(".")[0])
     return [n for n in names if n]

@@ -4,7 +4,8 @@ Exit codes: 0 no finding (or `--write-baseline` wrote one), 1 findings or undeci
 calls (a worker whose MRO the source cannot tell: a base outside the tree and the stubs,
 a class that is its own base), or with `--fail-on-stale` baseline entries that no finding
 matches any more, 2 unusable input (no such folder, not a NeMo-RL checkout, a bad
-baseline, `--prune-baseline` without `--baseline`, or a file of the tree that could not
+baseline, `--prune-baseline` without `--baseline`, an extension class that is neither in
+the tree nor under `--path`, with "did you mean X?", or a file of the tree that could not
 be read or parsed: the audit would be incomplete). Each problem is one line on stderr.
 """
 

@@ -24,6 +24,7 @@ from nemo_rl_workers.findings.formats import STRUCTURED
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.config_check import ConfigReport
+    from nemo_rl_workers.commands.verify_tree import Judged
     from nemo_rl_workers.tree.revision import Revision
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
@@ -32,6 +33,8 @@ EXIT_OUTPUT = 74  # sysexits' EX_IOERR: stdout or stderr cannot be written (a fu
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`); nothing more is written
 INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
+TREE_NOT_CHECKED = ("the constructor binding and the required base class: the tree's "
+                    "builder is not modelled (--base requires one)")
 
 
 def main(
@@ -449,21 +452,18 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if value is not None and (problem := fqn_problem(value, what)) is not None:
             print(f"nemo-rl-workers: {problem.message}", file=err)
             return EXIT_UNUSABLE
-    # --nemo-rl: the class (and its bases) are taken from that tree, ahead of the
-    # environment's own `nemo_rl`; --reference or no flag: from the environment.
-    tree_root: str | None = None
-    if args.nemo_rl is not None:
-        from nemo_rl_workers.tree.checkout import UnusableCheckout, given_checkout
+    # The NeMo-RL judged (commands.verify_tree): the class (and its bases) are taken from
+    # that tree first, and a built-in contract stands for that tree's Protocol of its role.
+    from nemo_rl_workers.commands.verify_tree import judged_against
 
-        try:
-            tree_root = str(given_checkout(args.nemo_rl).root)
-        except UnusableCheckout as bad:
-            print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)
-            return EXIT_UNUSABLE
+    judged = judged_against(args, err)
+    if judged is None:
+        return EXIT_UNUSABLE
+    tree_root = judged.tree_root
     if args.static:
         from nemo_rl_workers.commands.static import verify_static
 
-        return verify_static(args, out, err, tree_root)
+        return verify_static(args, out, err, judged)
     if tree_root is not None:
         # The tree's modules are imported for this verdict only: a process that runs the
         # command in-process (the pytest plugin) keeps its own `nemo_rl` afterwards.
@@ -474,20 +474,21 @@ def _verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             del sys.modules[name]
         sys.path.insert(0, tree_root)
         try:
-            return _verify_imported(args, protocol, out, err)
+            return _verify_imported(args, protocol, out, err, judged)
         finally:
             sys.path.remove(tree_root)
             for name in [n for n in sys.modules if n == package or n.startswith(f"{package}.")]:
                 del sys.modules[name]
             sys.modules.update(kept)
-    return _verify_imported(args, protocol, out, err)
+    return _verify_imported(args, protocol, out, err, judged)
 
 
 def _verify_imported(args: argparse.Namespace, protocol: type, out: TextIO,
-                     err: TextIO) -> int:
-    """`verify` by importing the class (in its own thread, bounded)."""
+                     err: TextIO, judged: Judged) -> int:
+    """`verify` by importing the class (in its own thread, bounded); against a tree's
+    Protocol (`judged.protocol`), run from its text once the class is imported."""
     from contracts import check as check_contract
-    from nemo_rl_workers.checks.builder_defaults import builder_defaults
+    from nemo_rl_workers.checks.builder_defaults import BuilderDefaults, builder_defaults
     from nemo_rl_workers.checks.contract_check import (
         import_class,
         isolated,
@@ -510,10 +511,19 @@ def _verify_imported(args: argparse.Namespace, protocol: type, out: TextIO,
             if found is not None:  # (path, expected, given, message, rule)
                 return found[3], {}
         assert cls is not None
-        # What the builder will require, where --role / --base do not say (the Protocol's rows).
-        builder = builder_defaults(cls, args.fqn, args.protocol, role=args.role, base=base,
-                                   base_fqn=args.base, registry=registry)
-        report = check_contract(cls, protocol, base=builder.base, init_call=builder.init_call)
+        if judged.protocol is not None:  # the tree's Protocol; its builder is not modelled
+            from nemo_rl_workers.guard.worker_check import loaded_protocol
+
+            builder = BuilderDefaults(args.role, None, base, args.base, (), (TREE_NOT_CHECKED,))
+            with loaded_protocol(judged.protocol.text, judged.protocol.name) as tree_protocol:
+                report = check_contract(cls, tree_protocol, base=base)
+        else:
+            # What the builder will require, where --role / --base do not say (the
+            # Protocol's rows).
+            builder = builder_defaults(cls, args.fqn, args.protocol, role=args.role, base=base,
+                                       base_fqn=args.base, registry=registry)
+            report = check_contract(cls, protocol, base=builder.base,
+                                    init_call=builder.init_call)
         violations = report.violations + builder.violations
         # The extension it hands vLLM, by vLLM's own clash rule (installed vllm-stubs).
         clashes = vllm_extension_problems(cls, args.fqn, "")
@@ -558,11 +568,15 @@ def _verify_imported(args: argparse.Namespace, protocol: type, out: TextIO,
 
         return emit_verify(payload, args.output_format, out, err)
     if args.json:
-        json.dump(payload, out, indent=2)
+        json.dump(payload | judged.as_json(), out, indent=2)
         out.write("\n")
     else:
+        if judged.line is not None:
+            print(judged.line, file=out)
         if payload["ok"]:
-            print(f"{args.fqn} implements {args.protocol}", file=out)
+            contract = (judged.protocol.described() if judged.protocol is not None
+                        else args.protocol)
+            print(f"{args.fqn} implements {contract}", file=out)
         for violation in payload["violations"]:
             print(one_line(violation["message"]), file=out)
         for line in payload["undecidable"]:

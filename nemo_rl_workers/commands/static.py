@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from nemo_rl_workers.checks.config_check import ConfigReport
 from nemo_rl_workers.checks.static_check import (
+    ProtocolSpec,
+    ProtocolText,
     StaticReport,
     Subject,
     checker_command,
@@ -22,6 +24,9 @@ from nemo_rl_workers.commands.cache import open_cache, say_static_notes
 from nemo_rl_workers.commands.structured import emit_verify
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.findings.formats import STRUCTURED
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.commands.verify_tree import Judged
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 ROLE_NOTE = "the constructor binding (--role) is checked by the runtime verifier only"
@@ -39,16 +44,24 @@ def _checker_missing(checker: str, err: TextIO) -> bool:
 
 
 def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO,
-                  tree_root: str | None = None) -> int:
+                  judged: Judged | None = None) -> int:
     """`verify FQN --protocol P --static`: judge one class from its source (taken from the
-    NeMo-RL tree at `tree_root` first, when given)."""
+    NeMo-RL tree `judged` names first, against that tree's Protocol where it has one)."""
     if _checker_missing(args.checker, err):
         return EXIT_UNUSABLE
     usable, cache = open_cache(args, err)
     if not usable:
         return EXIT_UNUSABLE
-    (report,) = judge([Subject(args.fqn, args.protocol, args.base)], checker=args.checker,
-                      cache=cache, first_roots=(tree_root,) if tree_root else ())
+    tree_root = judged.tree_root if judged is not None else None
+    tree_protocol = judged.protocol if judged is not None else None
+    if tree_protocol is not None:
+        subject = Subject(args.fqn, tree_protocol.name, args.base)
+        protocols: dict[str, ProtocolSpec] | None = {
+            tree_protocol.name: ProtocolText(tree_protocol.name, tree_protocol.text)}
+    else:
+        subject, protocols = Subject(args.fqn, args.protocol, args.base), None
+    (report,) = judge([subject], checker=args.checker, cache=cache, protocols=protocols,
+                      first_roots=(tree_root,) if tree_root else ())
     say_static_notes(cache, err)
     if report.unusable is not None:
         print(f"nemo-rl-workers: {report.unusable}", file=err)
@@ -69,11 +82,14 @@ def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO,
         }
         if fmt in STRUCTURED:
             return emit_verify(payload, fmt, out, err)
-        json.dump(payload, out, indent=2)
+        json.dump(payload | (judged.as_json() if judged is not None else {}), out, indent=2)
         out.write("\n")
     else:
+        if judged is not None and judged.line is not None:
+            print(judged.line, file=out)
         if report.ok:
-            print(f"{args.fqn} implements {args.protocol}", file=out)
+            contract = tree_protocol.described() if tree_protocol is not None else args.protocol
+            print(f"{args.fqn} implements {contract}", file=out)
         for line in report.lines():
             print(line, file=out)
         for note in skipped:

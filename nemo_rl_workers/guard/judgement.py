@@ -184,6 +184,19 @@ def _actor_bases(index: SourceIndex, module: str, node: ast.ClassDef) -> str | N
     return None
 
 
+def _closest_classes(fqn: str, index: SourceIndex, own_root: str | None) -> str:
+    """'did you mean X?' from the classes of the tree and of the user's folders on the
+    import path ('' for none); on the refusal's path only, and never a reason to fail."""
+    from nemo_rl_workers.model.suggest import did_you_mean
+    from nemo_rl_workers.tree.class_names import class_suggestions, user_roots
+
+    try:
+        first = [os.path.dirname(own_root)] if own_root is not None else []  # the tree
+        return did_you_mean(class_suggestions(fqn, user_roots(index.roots, first)))
+    except Exception:  # noqa: BLE001 - a hint only: the refusal stands without it
+        return ""
+
+
 def judge_source(fqn: str, index: SourceIndex, own_root: str | None) -> Verdict:
     """The source half: defined, an actor class, not a subclass of one."""
     bad = fqn_problem(fqn, "ray_actor_class_fqn")
@@ -193,9 +206,11 @@ def judge_source(fqn: str, index: SourceIndex, own_root: str | None) -> Verdict:
     module, _, name = fqn.rpartition(".")
     found = index.lookup(fqn)
     if isinstance(found, str):
+        guess = _closest_classes(fqn, index, own_root)
         return Verdict(
             "defined", f"is not defined where its FQN says: {found}",
-            f"define class {name} in module {module}, or give the FQN of the module that "
+            (f"{guess} Otherwise " if guess else "")
+            + f"define class {name} in module {module}, or give the FQN of the module that "
             "defines it (the workers import it from there)")
     if is_own(found.file, own_root):
         return PASS  # upstream's own classes are never refused

@@ -32,9 +32,10 @@ imports only the standard library), so the workers' interpreter needs nothing of
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,21 +148,36 @@ def against_protocol(target: type, protocol: Protocol, members: set[str],
     """`contracts.check` of the class against the revision's Protocol, where beartype and
     contracts import: the violations on `members`. Only the Protocol's own class and the
     imports its annotations name are run; a name whose import fails there is `Any`."""
-    import __future__
-
-    import ast
     import importlib
     import importlib.util
-    import types
 
     if any(importlib.util.find_spec(name) is None for name in ("beartype", "contracts")):
         return []
-    text, name = protocol
-    module = types.ModuleType(PROTOCOLS_MODULE)
-    sys.modules[PROTOCOLS_MODULE] = module  # where its string annotations resolve
-    flags = __future__.annotations.compiler_flag
     try:
         contracts: Any = importlib.import_module("contracts")
+        with loaded_protocol(*protocol) as checked:
+            report = contracts.check(target, checked)
+    except Exception:  # noqa: BLE001 - the check cannot run there: not a verdict on the class
+        return []
+    return [(PROTOCOL_RULE, str(violation), str(violation.member))
+            for violation in report.violations if violation.member in members]
+
+
+@contextlib.contextmanager
+def loaded_protocol(text: str, name: str) -> Generator[type]:
+    """The Protocol class `name` of an emitted module `text`, run as a module of its own
+    while the caller checks against it (its string annotations resolve there). Only the
+    class and the imports its annotations name are run; a name whose import fails is
+    `Any`. Raises what running the class raises."""
+    import __future__
+
+    import ast
+    import types
+
+    module = types.ModuleType(PROTOCOLS_MODULE)
+    sys.modules[PROTOCOLS_MODULE] = module
+    flags = __future__.annotations.compiler_flag
+    try:
         body = ast.parse(text).body
         [cls] = [n for n in body if isinstance(n, ast.ClassDef) and n.name == name]
         used = {n.id for n in ast.walk(cls) if isinstance(n, ast.Name)}
@@ -181,13 +197,9 @@ def against_protocol(target: type, protocol: Protocol, members: set[str],
         module.__dict__.setdefault("Any", Any)
         exec(compile(ast.Module([cls], []), PROTOCOLS_MODULE, "exec", flags=flags),  # noqa: S102
              module.__dict__)
-        report = contracts.check(target, module.__dict__[name])
-    except Exception:  # noqa: BLE001 - the check cannot run there: not a verdict on the class
-        return []
+        yield module.__dict__[name]
     finally:
         sys.modules.pop(PROTOCOLS_MODULE, None)
-    return [(PROTOCOL_RULE, str(violation), str(violation.member))
-            for violation in report.violations if violation.member in members]
 
 
 def interpreter_of(answer: object) -> str | None:

@@ -1,10 +1,11 @@
 """Which NeMo-RL tree a command judges, found on disk without importing anything.
 
 In order: the folder given as `--nemo-rl`; else the checkout holding the config being
-checked (walking up from the config's folder to one that holds a `nemo_rl` package);
-else the `nemo_rl` package the current environment would import (found by the import
-system's finders, never executed); else none, and the caller judges against the
-reference. (A tree's git commit: `git_head.head_commit`.)
+checked (walking up from the config's folder to one that holds a `nemo_rl` package),
+or the one holding the source of the class being verified; else the `nemo_rl` package
+the current environment would import (found by the import system's finders, never
+executed); else none, and the caller judges against the reference. (A tree's git
+commit: `git_head.head_commit`.)
 """
 
 from __future__ import annotations
@@ -109,6 +110,19 @@ def config_checkout(config: str) -> Checkout | None:
     return None
 
 
+def class_checkout(fqn: str) -> Checkout | None:
+    """The checkout holding the source of class `fqn` (its module found on this
+    interpreter's import path, never imported): a class of a fork is judged against it."""
+    from nemo_rl_workers.tree.source.lookup import ImportRoots, locate
+
+    found = locate(fqn.rpartition(".")[0], ImportRoots.of_this_interpreter())
+    if isinstance(found, str):
+        return None
+    checkout = config_checkout(str(found.file))
+    return None if checkout is None else Checkout(checkout.root, "the class's checkout",
+                                                  checkout.shown)
+
+
 def environment_checkout() -> Checkout | None:
     """The folder of the `nemo_rl` this environment would import, found by the finders
     alone: the package's own code does not run."""
@@ -129,15 +143,19 @@ def environment_checkout() -> Checkout | None:
 
 
 def find_checkout(given: str | None, configs: Sequence[str] = (),
-                  reference: bool = False) -> Checkout | None:
-    """The tree to judge (see the module docstring); None: the reference (also when
-    `reference` asks for it)."""
+                  reference: bool = False, classes: Sequence[str] = ()) -> Checkout | None:
+    """The tree to judge (see the module docstring; the checkout holding a class's source
+    stands where a config's would); None: the reference (also when `reference` asks)."""
     if reference:
         return None
     if given is not None:
         return given_checkout(given)
     for config in configs:
         found = config_checkout(config)
+        if found is not None:
+            return found
+    for fqn in classes:
+        found = class_checkout(fqn)
         if found is not None:
             return found
     return environment_checkout()

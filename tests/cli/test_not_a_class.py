@@ -121,6 +121,8 @@ def test_a_module_with_a_hostile_metaclass_is_no_matter(
 
 
 def test_a_missing_name_is_suggested_past_a_hostile_metaclass(folder: Path) -> None:
-    assert verify(folder, "odd_names.Plian") == (
-        2, "", "nemo-rl-workers: FQN=odd_names.Plian is not a class: module odd_names has no "
-               "attribute 'Plian'; did you mean odd_names.Plain?\n")
+    code, out, err = verify(folder, "odd_names.Plian")
+    assert (code, out) == (2, "")
+    assert err == (f"nemo-rl-workers: FQN=odd_names.Plian: no such class (module odd_names "
+                   f"({folder / 'odd_names.py'}) has no class 'Plian'); did you mean "
+                   "odd_names.Plain?\n")

@@ -16,8 +16,8 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 import pytest

@@ -392,7 +392,7 @@ ARGUMENTS: dict[str, tuple[tuple[str, ...], int, str]] = {
     "verify newline": (("verify", "a.B\nC", "--protocol", "PolicyWorker"), 2, "FQN"),
     "verify 10000 chars": (("verify", "a." + "B" * 10000, "--protocol", "PolicyWorker"), 2, ""),
     "verify missing module": (("verify", "no_such_mod_xyz.C", "--protocol", "PolicyWorker"), 2,
-                              "cannot be imported"),
+                              "no such class"),
     "verify not a class": (("verify", "os.sep", "--protocol", "PolicyWorker"), 2, "not a class"),
     # Issue 22: a function, an int constant, an instance; as the class and as --base, both paths.
     **{f"verify{static} {what}{' as --base' if base else ''}": (

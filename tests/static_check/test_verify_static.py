@@ -149,8 +149,9 @@ def test_a_required_base_is_checked_from_source(tree: Path) -> None:
 @pytest.mark.parametrize(
     ("fqn", "protocol", "says"),
     [
-        ("sidefx_pkg.workers.NoSuchWorker", "PolicyWorker", "is not a class: module"),
-        ("sidefx_pkg.nowhere.Worker", "PolicyWorker", "cannot be found: no source file"),
+        # A class that does not exist, said before anything else (issue 43, item 6).
+        ("sidefx_pkg.workers.NoSuchWorker", "PolicyWorker", "no such class (module "),
+        ("sidefx_pkg.nowhere.Worker", "PolicyWorker", "no such class (no source file"),
         ("not_on_the_path.Worker", "PolicyWorker", "no folder on the import path"),
         (GOOD, "NoSuchProtocol", "unknown protocol 'NoSuchProtocol'"),
         ("sidefx_pkg..Worker", "PolicyWorker", "FQN"),

@@ -209,6 +209,15 @@ def audit_extensions(
         if _is_vllm_extension(ctx, extension.fqn, passed):
             vllm_given.append(extension.fqn)
             continue
+        if resolve_fqn(tree, extension.fqn) is None:
+            # Judging nothing is no pass: the command stops, naming the closest classes.
+            from nemo_rl_workers.tree.class_names import class_suggestions, no_such_class
+
+            where = ("the command line" if extension.origin == "command line"
+                     else extension.origin)
+            raise UnusableExtension(no_such_class(
+                extension.fqn, f"not in the tree or under --path; given by {where}",
+                class_suggestions(extension.fqn, (), [tree])))
         audit = audit_extension(tree, resolver, extension.fqn, workers, calls)
         audit.findings.extend(setup_findings(tree, resolver, ctx.side, audit))
         section.audits.append(audit)

@@ -1,0 +1,140 @@
+"""Whether the class an FQN names exists, read from source, and the closest ones that do.
+
+Every command that takes a class (`verify`, `verify --static`, `audit`, a config's
+`worker_extension_cls_fqn`) refuses one that does not exist, with "did you mean X?" drawn
+from the classes of the NeMo-RL tree and of the user's own folders (`--path`, the import
+root the FQN's package is found in): difflib over their FQNs (`model.suggest`). Nothing is
+imported; a folder's packages are read only when the FQN's first part, or a close spelling
+of it, names them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from nemo_rl_workers.model.suggest import closest, did_you_mean
+from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+from nemo_rl_workers.tree.source import (
+    MAX_SOURCE_BYTES,
+    ImportRoots,
+    Located,
+    SourceTree,
+    locate,
+    read_tree,
+)
+
+# A misspelt package is looked for among the top-level names of this many user folders.
+MAX_ROOTS = 16
+
+
+def missing_class(fqn: str, roots: ImportRoots) -> str | None:
+    """Why no class `fqn` exists, as its source tells (its module is nowhere on `roots`, or
+    binds no such name); None where it exists, or where source cannot tell (a star import,
+    a module `__getattr__`, a module file that cannot be read: the import decides)."""
+    module, _, name = fqn.rpartition(".")
+    if not module:
+        return None
+    found = locate(module, roots)
+    if isinstance(found, str):
+        # The FQN may name a module, not a class: another refusal says what it is.
+        return None if isinstance(locate(fqn, roots), Located) else found
+    if found.file.name == "__init__.py" and isinstance(locate(fqn, roots), Located):
+        return None  # a submodule: not a class, said by the check that imports it
+    binds = _binds(found.file, name)
+    if binds is None or binds:
+        return None
+    return f"module {module} ({found.file}) has no class {name!r}"
+
+
+def _binds(file: Path, name: str) -> bool | None:
+    """Whether the module at `file` binds `name` at any level (a class, an import, an
+    assignment); None where it cannot be told."""
+    try:
+        text = read_regular(file, limit=MAX_SOURCE_BYTES, what="a module")
+        tree = ast.parse(text, str(file))
+    except (FileRefused, OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.name == name or (node.name == "__getattr__" and node in tree.body):
+                return True if node.name == name else None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                if (alias.asname or alias.name.split(".")[0]) == name:
+                    return True
+        elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            return True
+    return False
+
+
+def user_roots(roots: ImportRoots, first: Iterable[str] = ()) -> list[Path]:
+    """The folders whose packages may be the user's: `first` (a tree, `--path`), then the
+    import path's folders that are not an installation's (site- or dist-packages)."""
+    out: list[Path] = []
+    for entry in [*first, *roots.paths]:
+        if "site-packages" in entry or "dist-packages" in entry or not os.path.isdir(entry):
+            continue
+        if Path(entry) not in out:
+            out.append(Path(entry))
+    return out[:MAX_ROOTS]
+
+
+def class_suggestions(fqn: str, folders: Sequence[Path],
+                      trees: Sequence[SourceTree] = ()) -> list[str]:
+    """The existing class FQNs closest to `fqn`: the classes of `trees` (already read) and
+    of each folder's package that the FQN's first part, or a close spelling, names."""
+    top = fqn.split(".")[0]
+    candidates: set[str] = set()
+    for tree in trees:
+        candidates.update(class_fqns(tree))
+    for folder in folders:
+        names = _top_names(folder)
+        for package in [top, *closest(top, names)] if top not in names else [top]:
+            if package not in names:
+                continue
+            if (folder / package).is_dir():
+                candidates.update(class_fqns(read_tree(folder, packages=[package])))
+            else:  # a top-level module file
+                candidates.update(f"{package}.{name}"
+                                  for name in _module_classes(folder / f"{package}.py"))
+    return closest(fqn, candidates)
+
+
+def _module_classes(file: Path) -> list[str]:
+    """The top-level class names of one module file ([] where it cannot be read)."""
+    try:
+        text = read_regular(file, limit=MAX_SOURCE_BYTES, what="a module")
+        tree = ast.parse(text, str(file))
+    except (FileRefused, OSError, SyntaxError, ValueError):
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+
+
+def no_such_class(fqn: str, why: str, suggestions: Sequence[str]) -> str:
+    """The one line: '<fqn>: no such class (<why>); did you mean X?'."""
+    guess = did_you_mean(suggestions)
+    return f"{fqn}: no such class ({why})" + (f"; {guess}" if guess else "")
+
+
+def class_fqns(tree: SourceTree) -> list[str]:
+    """Every top-level class of the tree's modules (those left pending are modelled now)."""
+    out: list[str] = []
+    for name in [*tree.modules, *tree.pending]:
+        module = tree.module(name)
+        if module is not None:
+            out.extend(f"{module.name}.{cls}" for cls in module.classes)
+    return out
+
+
+def _top_names(folder: Path) -> set[str]:
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return set()
+    return {e.removesuffix(".py") for e in entries
+            if e.endswith(".py") or os.path.isfile(os.path.join(folder, e, "__init__.py"))}
