@@ -8,9 +8,8 @@ and the installed `nemo-rl-workers` is run there in a subprocess, as the user ty
 with a cache folder of the test's own. A case is (tree, mistake, command) -> the exit code
 and a pattern of the line that must say what is wrong and how to fix it. The correct
 package passes every command that can see it; each mistake is caught by each command
-that can see it. Cases the tool fails today are strict xfails naming the issue-43 item
-(or the gap this suite found) that fixes them: when the fix merges, the case passes, the
-xfail turns XPASS and fails, and its mark is removed.
+that can see it. Every case passes: each was a strict xfail naming the issue-43 item (or
+the gap this suite found) until the fix merged.
 
 What sees what, on these trees: `check` reads the config, and both trees read
 `worker_extension_cls_fqn` only as a constructor argument (2025-09: not at all), so it
@@ -50,37 +49,21 @@ COMMAND_TIMEOUT_S = 600
 # The section whose class each tree's mistakes are made in.
 SUBJECT = {"2026-08": "policy", "2025-09": "policy.generation"}
 
-# Why a case fails today: the issue-43 item being fixed on another branch, or (GAP_*) what
-# this suite found that no item names; the report lists these for the lead.
-ITEM_MISSPELT = ("issue 43 item 'misspelt class': audit makes the misspelt FQN an "
-                 "`unknown:` note (exit 0, 'no findings', where nothing else fails) and "
-                 "verify --static says 'is not a class'; neither names the class meant")
-ITEM_TREE_NAME = ("issue 43 item 'import of a missing tree name': an import of a name "
-                  "nemo_rl.utils.nsys lacks passes audit and verify --static")
-ITEM_PROTOCOLS = ("issue 43 item 'verify --static uses the reference's Protocols': it "
-                  "judges against contracts' PolicyWorker/GenerationWorker, and takes the "
-                  "class's nemo_rl bases from the installed runtime, not --nemo-rl's tree "
-                  "(so the class is unknown, Any: undecided)")
-ITEM_AUDIT_CACHE = ("issue 43 item 'audit cache ignores --path contents': an edited "
-                    "extension is answered from the entry of the unedited one")
-
-
 @dataclass(frozen=True)
 class Expect:
-    """What the user must see: the exit code (or the codes a pending fix may choose
-    between), a pattern some output line matches, and, for a contract verdict, a pattern
-    every verdict line on the package's classes matches (no verdict on another member)."""
+    """What the user must see: the exit code (or the codes allowed), a pattern some
+    output line matches, and, for a contract verdict, a pattern every verdict line on the
+    package's classes matches (no verdict on another member)."""
 
     exit: int | tuple[int, ...]
     pattern: str
     every_verdict: str | None = None
-    xfail: str | None = None
 
 
 CORRECT: dict[str, Expect] = {
     "check": Expect(0, r"^  ok$"),
     "audit": Expect(0, r"^audit: .*: no findings \(\d+ more in the baseline\)$"),
-    "verify-static": Expect(0, r" implements ", xfail=ITEM_PROTOCOLS),
+    "verify-static": Expect(0, r" implements "),
     "verify": Expect(0, r" implements "),
 }
 
@@ -99,7 +82,7 @@ MISTAKEN: dict[tuple[str, str, str], Expect] = {
            r"parameter check_dim_skip_keys"),
     ("2026-08", "signature", "verify-static"): Expect(
         1, r"MyPolicyWorker does not implement .*train.*check_dim_skip_keys",
-        every_verdict=r"\btrain\b", xfail=ITEM_PROTOCOLS),
+        every_verdict=r"\btrain\b"),
     ("2026-08", "no-ray-remote", "audit"): Expect(
         1, r"error\[extension-not-actor\]: my_ext\.policy_worker\.MyPolicyWorker is not an "
            r"actor class: .*; decorate it with @ray\.remote\(runtime_env=.*\), as "
@@ -113,15 +96,13 @@ MISTAKEN: dict[tuple[str, str, str], Expect] = {
         1, r"error\[extension-subclasses-actor\]: my_ext\.policy_worker\.MyPolicyWorker "
            r"subclasses \S+\.DTensorPolicyWorkerV2, which is decorated @ray\.remote.*; "
            r"subclass \S+\.DTensorPolicyWorkerV2Impl, the undecorated class it wraps"),
-    ("2026-08", "misspelt-fqn", "audit"): Expect((1, 2), _MEANT_POLICY, xfail=ITEM_MISSPELT),
-    ("2026-08", "misspelt-fqn", "verify-static"): Expect(2, _MEANT_POLICY, xfail=ITEM_MISSPELT),
+    ("2026-08", "misspelt-fqn", "audit"): Expect((1, 2), _MEANT_POLICY),
+    ("2026-08", "misspelt-fqn", "verify-static"): Expect(2, _MEANT_POLICY),
     ("2026-08", "misspelt-fqn", "verify"): Expect(2, _MEANT_POLICY),
     ("2026-08", "missing-tree-name", "audit"): Expect(
-        1, r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys",
-        xfail=ITEM_TREE_NAME),
+        1, r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys"),
     ("2026-08", "missing-tree-name", "verify-static"): Expect(
-        (1, 2), r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys",
-        xfail=ITEM_TREE_NAME),
+        (1, 2), r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys"),
     ("2026-08", "missing-tree-name", "verify"): Expect(2, r"nvtx_range"),
     # -- 2025-09: the vLLM generation worker (on BaseVllmGenerationWorker)
     ("2025-09", "renamed", "audit"): Expect(
@@ -129,14 +110,14 @@ MISTAKEN: dict[tuple[str, str, str], Expect] = {
            r"my_ext\.generation_worker\.MyVllmGenerationWorker"),
     ("2025-09", "renamed", "verify-static"): Expect(
         1, r"MyVllmGenerationWorker does not implement \S*\.generate\b",
-        every_verdict=r"\.generate\b", xfail=ITEM_PROTOCOLS),
+        every_verdict=r"\.generate\b"),
     ("2025-09", "signature", "audit"): Expect(
         1, r"error\[override-unknown-keyword\]: VllmGeneration\.generate sends greedy= to "
            r"generate, but the override my_ext\.generation_worker\.MyVllmGenerationWorker"
            r"\.generate has no parameter greedy"),
     ("2025-09", "signature", "verify-static"): Expect(
         1, r"MyVllmGenerationWorker does not implement \S*\.generate\b.*greedy",
-        every_verdict=r"\.generate\b", xfail=ITEM_PROTOCOLS),
+        every_verdict=r"\.generate\b"),
     ("2025-09", "no-ray-remote", "audit"): Expect(
         1, r"error\[extension-not-actor\]: my_ext\.generation_worker\.MyVllmGenerationWorker "
            r"is not an actor class: .*; decorate it with @ray\.remote\(.*\), as "
@@ -153,15 +134,13 @@ MISTAKEN: dict[tuple[str, str, str], Expect] = {
         1, r"error\[extension-subclasses-actor\]: my_ext\.generation_worker\."
            r"MyVllmGenerationWorker subclasses \S+\.VllmGenerationWorker, which is decorated "
            r"@ray\.remote.*; subclass \S+, the undecorated class"),
-    ("2025-09", "misspelt-fqn", "audit"): Expect((1, 2), _MEANT_VLLM, xfail=ITEM_MISSPELT),
-    ("2025-09", "misspelt-fqn", "verify-static"): Expect(2, _MEANT_VLLM, xfail=ITEM_MISSPELT),
+    ("2025-09", "misspelt-fqn", "audit"): Expect((1, 2), _MEANT_VLLM),
+    ("2025-09", "misspelt-fqn", "verify-static"): Expect(2, _MEANT_VLLM),
     ("2025-09", "misspelt-fqn", "verify"): Expect(2, _MEANT_VLLM),
     ("2025-09", "missing-tree-name", "audit"): Expect(
-        1, r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys",
-        xfail=ITEM_TREE_NAME),
+        1, r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys"),
     ("2025-09", "missing-tree-name", "verify-static"): Expect(
-        (1, 2), r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys",
-        xfail=ITEM_TREE_NAME),
+        (1, 2), r"nemo_rl\.utils\.nsys.*nvtx_range|nvtx_range.*nemo_rl\.utils\.nsys"),
     ("2025-09", "missing-tree-name", "verify"): Expect(2, r"nvtx_range"),
 }
 
@@ -176,8 +155,7 @@ def _cases() -> Iterator[object]:
 
 
 def _param(tree: str, mistake: str | None, command: str, expect: Expect) -> object:
-    marks = [pytest.mark.xfail(strict=True, reason=expect.xfail)] if expect.xfail else []
-    return pytest.param(tree, mistake, command, expect, marks=marks,
+    return pytest.param(tree, mistake, command, expect,
                         id=f"{tree}-{mistake or 'correct'}-{command}")
 
 
@@ -299,9 +277,7 @@ def test_the_user_sees(tree: str, mistake: str | None, command: str, expect: Exp
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("tree", [
-    pytest.param(tree, marks=pytest.mark.xfail(strict=True, reason=ITEM_AUDIT_CACHE))
-    for tree in TREES])
+@pytest.mark.parametrize("tree", list(TREES))
 def test_an_edited_package_is_audited_again(tree: str, tmp_path: Path,
                                             baselines: dict[str, Path]) -> None:
     """The user audits, edits a worker (an override that drops a keyword the driver
