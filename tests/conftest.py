@@ -66,6 +66,16 @@ def _imports_outside_the_tool(path: str, seen: set[str] | None = None) -> bool:
     return False
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get(TOOL_ONLY_ENV) != "1":
+        return
+    skip = pytest.mark.skip(reason="runs the reference runtime or the research template "
+                                   "(torch), which only `make test` installs")
+    for item in items:
+        if item.get_closest_marker("runtime") is not None:
+            item.add_marker(skip)
+
+
 def pytest_ignore_collect(collection_path: object, config: pytest.Config) -> bool | None:
     path = str(collection_path)
     if os.environ.get(TOOL_ONLY_ENV) == "1" and path.endswith(".py"):

@@ -90,7 +90,7 @@ def _imports(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _verify(tree: Path, user: Path, fqn: str = FQN) -> list[str]:
     done = _cli(user, "verify", "--static", "--no-cache", "--nemo-rl", str(tree), fqn,
-                "--protocol", "PolicyWorker")
+                "--protocol", "contracts.PolicyWorker")
     assert done.returncode in (0, 1), done.stderr
     return [line for line in done.stdout.splitlines() if "cannot be imported" in line]
 

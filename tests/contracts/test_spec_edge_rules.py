@@ -227,11 +227,12 @@ class FBad:
 def test_a_gate_that_cannot_run_is_no_verdict() -> None:
     report = check(FGood, CallsAnything)
     assert report.ok, [str(v) for v in report.violations]
-    assert report.skipped == (
+    # typing's own words, which 3.13 extends with the members' names
+    (skipped,) = report.skipped
+    assert skipped.startswith(
         "gate: beartype.door.is_bearable(cls, type[CallsAnything]) cannot run (TypeError: "
-        "Protocols with non-method members don't support issubclass()); judged by the member "
-        "rules alone",
-    )
+        "Protocols with non-method members don't support issubclass()")
+    assert skipped.endswith("); judged by the member rules alone")
 
 
 def test_without_the_gate_the_member_rules_still_reject_f_bad() -> None:

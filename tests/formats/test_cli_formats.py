@@ -107,6 +107,7 @@ def test_check_unusable_file_is_exit_2_in_every_format(tmp_path: Path) -> None:
     assert case.is_error
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_check_static_formats() -> None:
     for fmt in ("github", "sarif", "junit"):
         code, out, err = run("check", "--static", "--no-cache", "--output-format", fmt, TINY)
@@ -123,6 +124,7 @@ def test_check_static_formats() -> None:
 # ------------------------------------------------------------------------------ verify
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 @pytest.mark.slow  # imports the vLLM worker's module (torch)
 def test_verify_formats_locate_the_class() -> None:
     code, out, _ = run("verify", VLLM, "--protocol", "PolicyWorker", "--output-format", "github")
@@ -148,6 +150,7 @@ def test_verify_formats_locate_the_class() -> None:
     assert case.is_passed
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_verify_static_formats() -> None:
     args = ("verify", VLLM, "--protocol", "PolicyWorker", "--static", "--no-cache")
     code, out, _ = run(*args, "--output-format", "github")

@@ -106,6 +106,7 @@ def _outcomes(result: pytest.RunResult) -> dict[str, str]:
 pytestmark = pytest.mark.slow  # each run imports torch (the extensions' base class)
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_good_items_pass_and_bad_ones_fail_with_their_lines(pytester: pytest.Pytester) -> None:
     _project(pytester)
     # "-rN": no short summary, whose lines pytest prints untruncated where CI is set, so
@@ -124,6 +125,7 @@ def test_good_items_pass_and_bad_ones_fail_with_their_lines(pytester: pytest.Pyt
     assert "cli.py" not in text
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_static_items_where_configured(pytester: pytest.Pytester) -> None:
     _project(pytester, static=True)
     result = pytester.runpytest_subprocess(
@@ -142,6 +144,7 @@ def test_static_items_where_configured(pytester: pytest.Pytester) -> None:
     ) in result.outlines
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_k_selects_and_x_stops(pytester: pytest.Pytester) -> None:
     _project(pytester)
     only_good = pytester.runpytest_subprocess(
@@ -155,6 +158,7 @@ def test_k_selects_and_x_stops(pytester: pytest.Pytester) -> None:
     first.assert_outcomes(failed=1)  # configs/bad.yaml::check comes first
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_junit_xml_has_one_case_per_item(pytester: pytest.Pytester) -> None:
     _project(pytester)
     report = pytester.path / "report.xml"
@@ -191,6 +195,7 @@ def test_without_the_option_no_yaml_is_collected(pytester: pytest.Pytester) -> N
     assert _outcomes(result) == {"test_plain.py::test_plain": "passed"}
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_registered_extensions_are_items(pytester: pytest.Pytester) -> None:
     """The template project registers its worker with its Protocol (entry point)."""
     _project(pytester, extra_ini="nemo_rl_workers_registered = true")
@@ -206,6 +211,7 @@ def test_registered_extensions_are_items(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_worker_contract_fixture_fails_with_the_report(pytester: pytest.Pytester) -> None:
     _project(pytester)
     pytester.makepyfile(test_contracts="""

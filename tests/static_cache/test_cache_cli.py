@@ -83,6 +83,7 @@ def test_no_cache_with_cache_dir_is_a_usage_error(tmp_path: Path) -> None:
     assert "not allowed with argument" in err
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_no_cache_stores_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(*GOOD, "--no-cache")
@@ -91,6 +92,7 @@ def test_no_cache_stores_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_default_cache_folder_blocked_only_warns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -102,12 +104,14 @@ def test_default_cache_folder_blocked_only_warns(
                    "is not a directory; running without the cache\n")
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_default_cache_folder_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert run(*GOOD)[0] == 0
     assert len(list((tmp_path / ".nemo-rl-workers-cache" / "v1").glob("*.json"))) == 1
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 @pytest.mark.slow
 def test_processes_sharing_a_cache_at_once_all_get_right_verdicts(tmp_path: Path) -> None:
     """Rounds of four real processes (two per subject) started together on one cache:
@@ -143,6 +147,7 @@ def test_a_run_that_stores_nothing_makes_no_folder(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_a_damaged_entry_is_one_warning_line(tmp_path: Path) -> None:
     """The static verdicts are entries of the one content cache, said as the others are."""
     cache = tmp_path / "cache"

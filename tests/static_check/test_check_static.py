@@ -74,6 +74,7 @@ def _loaded(done: subprocess.CompletedProcess[str]) -> str:
     return done.stdout.rsplit("LOADED=", 1)[1].strip()
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_examples_check_statically_as_they_do_at_runtime() -> None:
     static = _run(["check", "--static", "--json", *EXAMPLES])
     runtime = subprocess.run(
@@ -105,6 +106,7 @@ def extension(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.runtime  # the reference runtime's or the template's workers
 def test_a_broken_extension_is_reported_at_its_config_line(extension: Path) -> None:
     config = str(extension / "job.yaml")
     done = _run(["check", "--static", "--json", config], pythonpath=str(extension))
