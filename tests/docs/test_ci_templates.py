@@ -43,7 +43,8 @@ HOOK_IDS = {"nemo-rl-check-config", "nemo-rl-migrate-check", "nemo-rl-audit"}
 TAG = f"v{nemo_rl_workers.__version__}"
 # What a clone of this repository does not hold: build outputs, caches, environments.
 NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".venv", "__pycache__", "*.egg-info", ".mypy_cache", ".pytest_cache",
+    ".git", ".venv", ".venv313", ".venv-floor", "__pycache__", "*.egg-info", ".mypy_cache",
+    ".pytest_cache",
     ".ruff_cache", ".nemo-rl-workers-cache", "build", "results")
 # Fixed, so that a tree's commit (which the commands name) is the same in every run.
 IDENTITY = {"GIT_AUTHOR_NAME": "ci", "GIT_AUTHOR_EMAIL": "ci@example.com",

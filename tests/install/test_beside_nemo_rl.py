@@ -371,7 +371,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("wheel")
     copy = root / "checkout"
     shutil.copytree(REPO, copy, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*_cache",
+        ".git", ".venv", ".venv313", ".venv-floor", "build", "dist", "*.egg-info", "__pycache__",
+        "*_cache",
         ".hypothesis", ".nemo-rl-workers-cache", "results"))
     out = root / "dist"
     _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",

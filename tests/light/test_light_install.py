@@ -39,7 +39,8 @@ def light(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, source in (("project", REPO), ("stubs", REPO / "stubs")):
         copy = root / name
         shutil.copytree(source, copy, ignore=shutil.ignore_patterns(
-            ".venv", ".git", "*_cache", "build", "*.egg-info", "tests", "bench", "docs"))
+            ".venv", ".venv313", ".venv-floor", ".git", "*_cache", "build", "*.egg-info",
+            "tests", "bench", "docs"))
         _pip(sys.executable, "wheel", "-w", str(wheels), f"{copy}[static]", cwd=root)
     # The NeMo-RL whose classes the static path judges: the reference runtime's own wheel
     # (the tool's wheel has no `nemo_rl`), as source only, without its heavy dependencies.
