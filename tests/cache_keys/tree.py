@@ -107,19 +107,23 @@ EXT = {
     "myext/gen.py": '''
         from typing import Any
 
+        import ray
         from myext.mixin import GenerateMixin
         from nemo_rl.models.generation.vllm.vllm_worker import VllmGenerationWorkerImpl
 
 
+        @ray.remote  # as the tree's own worker is (audit: extension-not-actor)
         class MyGenerationWorker(VllmGenerationWorkerImpl):
             def generate(self, data: Any, greedy: bool = False) -> Any:
                 return super().generate(data)
 
 
+        @ray.remote
         class MixedGenerationWorker(GenerateMixin, VllmGenerationWorkerImpl):
             pass
 
 
+        @ray.remote
         class OtherGenerationWorker(VllmGenerationWorkerImpl):
             def generate(self, data: Any) -> Any:
                 return super().generate(data)
