@@ -159,7 +159,7 @@ def remote(base: Path) -> Path:
 def _checkout(corpus: str, dest: Path) -> Path:
     if not (CORPORA[corpus] / "nemo_rl").is_dir():
         pytest.skip(f"corpus absent: {CORPORA[corpus]}")
-    shutil.copytree(CORPORA[corpus], dest)
+    shutil.copytree(CORPORA[corpus], dest, ignore=shutil.ignore_patterns("__pycache__"))
     _git("init", "-q", cwd=dest)
     _git("add", "-A", cwd=dest)
     _git("commit", "-q", "-m", f"{corpus}, as the corpus holds it", cwd=dest)
