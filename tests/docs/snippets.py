@@ -127,6 +127,7 @@ def shell_env(tmp_path: Path, ray_address: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "NO_COLOR")}
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["TMPDIR"] = str(tmp_path)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a block running the corpus tree writes nothing into it
     env.setdefault("HF_HOME", str(tmp_path / "hf"))
     if ray_address is not None:
         env["RAY_ADDRESS"] = ray_address
