@@ -7,9 +7,10 @@ never raised, and located at the file and line where their key is set.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from nemo_rl_workers.checks.tree_rules import ClusterSizes
     from nemo_rl_workers.reading.load_answers import LoadAnswers
     from nemo_rl_workers.reading.loader import LoadedConfig
+    from nemo_rl_workers.tree.launch import Launch
     from nemo_rl_workers.tree.revision import Revision
 
 
@@ -53,6 +55,10 @@ class ConfigReport:
     # on the config checked, the file the user runs.
     lines: Lines = field(default_factory=dict)
     defaults_line: int | None = None
+    # The entry script the config was judged through, and why (None: the algorithm the
+    # config's shape selects); the launch script it came from, if any.
+    entry: str | None = None
+    launch_script: str | None = None
 
     def inherited(self, problem: Problem) -> bool:
         """Whether the value `problem` is about is written in a `defaults:` parent (the
@@ -79,17 +85,16 @@ def analyze_file(
     world_size_from_config: bool = False,
     only_read_env: bool = False,
     revision: Revision | None = None,
+    launch: Launch | None = None,
 ) -> ConfigReport:
     """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section.
     `only_read_env`: an unset `${oc.env:...}` fails the load only where the rules read the
     value (`load_for_check`). `revision`: the NeMo-RL to judge against (None: the
-    reference)."""
+    reference). `launch`: how the config is launched (its entry script, the variables its
+    launch exports); against a tree, the config is judged as that entry hands it to
+    `setup` (`launch_entry`)."""
     from nemo_rl_workers.checks.derived_answers import KeptLoads
-    from nemo_rl_workers.reading.loader import (
-        ConfigLoadError,
-        defaults_line,
-        load_config_located,
-    )
+    from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
 
     report = ConfigReport(config=path, revision=revision)
     kept = KeptLoads.of(revision)
@@ -106,13 +111,72 @@ def analyze_file(
         return report
     if kept is not None:
         report.cache_notes.extend(kept.notes)
+    if revision is not None and not revision.is_reference and revision.root is not None:
+        with _as_launched(path, config, report, revision, launch) as launched:
+            if launched is None:
+                return report
+            return _analyzed(path, launched, lines, report, revision, launch,
+                             world_size=world_size, verify=verify, preflight=preflight,
+                             world_size_from_config=world_size_from_config)
+    return _analyzed(path, config, lines, report, revision, launch, world_size=world_size,
+                     verify=verify, preflight=preflight,
+                     world_size_from_config=world_size_from_config)
+
+
+@contextlib.contextmanager
+def _as_launched(path: str, config: dict[str, Any], report: ConfigReport,
+                 revision: Revision, launch: Launch | None
+                 ) -> Iterator[dict[str, Any] | None]:
+    """The config as its entry script hands it to `setup`, with that entry's algorithm
+    chosen for every rule while judged (None: the named entry is unusable, said)."""
+    from nemo_rl_workers.checks.entry_sections import entry_chosen
+    from nemo_rl_workers.checks.launch_entry import choose_entry, shown_entry, walk_entry
+
+    chosen = choose_entry(path, launch, revision)
+    if chosen.unusable is not None:
+        report.unusable = chosen.unusable
+        yield None
+        return
+    report.entry = shown_entry(chosen, revision.root)
+    report.launch_script = launch.script if launch is not None else None
+    report.skipped.extend(chosen.notes)
+    run = walk_entry(chosen, config, revision, _environ(launch))
+    if run is None:
+        yield config
+        return
+    report.problems.extend(r.problem("config") for r in run.rules if r.verdict == "refuses")
+    report.skipped.extend(r.line() for r in run.rules if r.verdict == "undecided")
+    if run.config is None:
+        report.skipped.append(f"entry: undecided: {run.undecided}; the config is judged as "
+                              "loaded, before the entry's edits")
+    with entry_chosen(run.algorithm):
+        yield run.config if run.config is not None else config
+
+
+def _environ(launch: Launch | None) -> Mapping[str, str]:
+    """What the run's code reads from `os.environ`: this process's, with what the launch
+    exports."""
+    if launch is None or not launch.environ:
+        return os.environ
+    return {**os.environ, **launch.environ}
+
+
+def _analyzed(path: str, config: dict[str, Any], lines: Lines, report: ConfigReport,
+              revision: Revision | None, launch: Launch | None, *, world_size: int | None,
+              verify: bool, preflight: bool, world_size_from_config: bool) -> ConfigReport:
+    """The rules on the config as its run holds it."""
+    exported = launch is not None and bool(launch.environ)
     if world_size is None and world_size_from_config and revision is not None and \
             not revision.is_reference:
         from nemo_rl_workers.checks.derived_answers import cached_world_size
 
-        (world_size, report.world_size_from), said = cached_world_size(
-            revision, config, functools.partial(_tree_world_size, config, revision))
-        report.cache_notes.extend(said)
+        if exported:  # the launch's own variables: not this process's, not kept
+            world_size, report.world_size_from = _tree_world_size(config, revision,
+                                                                  _environ(launch))
+        else:
+            (world_size, report.world_size_from), said = cached_world_size(
+                revision, config, functools.partial(_tree_world_size, config, revision))
+            report.cache_notes.extend(said)
     elif world_size is None and world_size_from_config:
         from nemo_rl_workers.model.cluster_size import policy_world_size
 
@@ -122,10 +186,13 @@ def analyze_file(
     report.world_size = world_size
     if revision is not None and not revision.is_reference:
         analyze_for_tree(config, report, revision, world_size=world_size, verify=verify,
-                         preflight=preflight)
+                         preflight=preflight,
+                         environ=_environ(launch) if exported else None)
     else:
         analyze_config(config, report, world_size=world_size, verify=verify,
                        preflight=preflight)
+    from nemo_rl_workers.reading.loader import defaults_line
+
     report.problems = [locate(path, lines, p) for p in report.problems]
     report.lines, report.defaults_line = lines, defaults_line(path)
     # A rule met on two sections (a student's and a teacher's Policy) is one line.
@@ -199,10 +266,12 @@ def analyze_for_tree(
     world_size: int | None,
     verify: bool,
     preflight: bool,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
     """Every rule for a loaded config, as the NeMo-RL tree `revision` has them: its own
     schema, its table and switches, its registry, and the audit's findings on the classes
-    it would start (see `revision_rules`)."""
+    it would start (see `revision_rules`). `environ`: what the tree's code reads from
+    `os.environ` (None: this process's)."""
     from nemo_rl_workers.checks.revision_rules import (
         judge_sections,
         own_schema,
@@ -233,7 +302,8 @@ def analyze_for_tree(
 
         own = tree_rule_report(config, revision, [
             (path, driver) for path, driver in verdict.drivers.items()
-            if path not in verdict.through], sizes=_cluster_sizes(config, revision))
+            if path not in verdict.through], environ=environ,
+            sizes=_cluster_sizes(config, revision))
         merge_problems(report.problems, own.problems)
         report.skipped.extend(own.undecided)
         report.skipped.extend(

@@ -127,8 +127,11 @@ def answer_key(revision: Revision, config: Mapping[str, Any],
 
     if revision.key is None or revision.answers is None or not storable(dict(config)):
         return None  # JSON would not tell an integer key from its string
-    try:
-        question = json.dumps([dict(config), [list(s) for s in sections]], sort_keys=True,
+    from nemo_rl_workers.checks.entry_sections import chosen_algorithm
+
+    try:  # the entry's algorithm is part of the question (the same config, another setup)
+        question = json.dumps([dict(config), [list(s) for s in sections],
+                               chosen_algorithm()], sort_keys=True,
                               ensure_ascii=True, allow_nan=True, default=repr)
     except (TypeError, ValueError, RecursionError):  # keys of mixed types, a cycle
         return None

@@ -11,7 +11,9 @@ generation driver's block names that driver's backend.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from nemo_rl_workers.model.sections import as_mapping
@@ -21,9 +23,33 @@ from nemo_rl_workers.tree.revision import Revision, serves_backend
 GENERATION = "generation"
 
 
+# The algorithm module whose `setup` the entry script of the run being judged calls
+# (`launch_entry`): while set, it is the entry of every config judged, not the shape's.
+_CHOSEN: ContextVar[str | None] = ContextVar("nemo_rl_workers_entry_algorithm", default=None)
+
+
+@contextlib.contextmanager
+def entry_chosen(algorithm: str | None) -> Iterator[None]:
+    """Judge the config as run by an entry script that calls `algorithm`'s `setup`."""
+    token = _CHOSEN.set(algorithm)
+    try:
+        yield
+    finally:
+        _CHOSEN.reset(token)
+
+
+def chosen_algorithm() -> str | None:
+    """The algorithm the run's entry script calls, where one was chosen."""
+    return _CHOSEN.get()
+
+
 def entry_of(config: Mapping[str, Any], revision: Revision) -> str | None:
-    """The entry module whose config `config` is: the one whose required top-level keys it
-    has, the most specific; None when none fits, or two fit alike."""
+    """The entry module whose config `config` is: the one the run's entry script calls
+    (`entry_chosen`), else the one whose required top-level keys it has, the most
+    specific; None when none fits, or two fit alike."""
+    chosen = _CHOSEN.get()
+    if chosen is not None:
+        return chosen
     fits = fitting_entries(config, revision.setups)
     if not fits or len(fits) > 1 and fits[0][0] == fits[1][0]:
         return None

@@ -435,6 +435,14 @@ class _Runner:
                 raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, a test this check "
                                     "does not decide")
             return self.body(stmt.body if holds else stmt.orelse)
+        if isinstance(stmt, ast.Assert):
+            test = value(stmt.test)
+            self.decided.extend(test.reads)
+            if truth(test) is True:
+                return None
+            raise HelperStopped(f"asserts {ast.unparse(stmt.test)}, which " + (
+                "fails on the config's values" if truth(test) is False
+                else "this check does not decide"))
         if isinstance(stmt, ast.For) and not stmt.orelse:
             return self._loop(stmt)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):

@@ -47,7 +47,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     truth,
 )
 from nemo_rl_workers.checks.config_models import annotated_model, declared_field
-from nemo_rl_workers.checks.entry_sections import fitting_entries
+from nemo_rl_workers.checks.entry_sections import chosen_algorithm, fitting_entries
 from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
@@ -175,13 +175,14 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
     setups, why = _setups(tree, config, revision)
     if why:
         report.undecided.append(why)
-    fields = functools.partial(_field, tree)
+    fields = functools.partial(model_field, tree)
     for function, module in setups:
-        model = _model(tree, module, function.params[0].annotation)
-        scope = _scope(function, module, env, {function.params[0].name: Known(
+        model = config_model(tree, module, function.params[0].annotation)
+        scope = walk_scope(function, module, env, {function.params[0].name: Known(
             copy.deepcopy(dict(config)), "", model=model)})
         scope.fields = fields
-        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function), tree),
+        _collect(report, SetupWalk(function, scope, root,
+                                   worker_stops(tree, revision, function), tree),
                  "")
     annotations: dict[str, str | None] = {}
     for path, driver in sections:
@@ -205,8 +206,9 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
             continue
         bound: dict[str, Value] = {param: Known(copy.deepcopy(dict(section)), path)}
         bound.update(_cluster(function, driver, environ, sizes))
-        scope = _scope(function, module, env, bound)
-        _collect(report, _Walk(function, scope, root, _stops(tree, revision, function), tree),
+        scope = walk_scope(function, module, env, bound)
+        _collect(report, SetupWalk(function, scope, root,
+                                   worker_stops(tree, revision, function), tree),
                  path)
     return report
 
@@ -239,16 +241,37 @@ def _bound(helper: Function, values: list[Value], named: dict[str, Value]
                                     for p in params):
             return None
         bound[name] = value
+    defaults = _literal_defaults(helper)
     for param in params:
         if param.name not in bound:
             if not param.has_default:
                 return None
-            bound[param.name] = Unknown(f"{param.name} is {helper.qualname}'s default, "
-                                        "which this check does not read")
+            bound[param.name] = defaults.get(param.name) or Unknown(
+                f"{param.name} is {helper.qualname}'s default, which is not a literal")
     return bound
 
 
-def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
+def _literal_defaults(helper: Function) -> dict[str, Value]:
+    """The parameters whose default is a literal (`is_eval: bool = False`), by name."""
+    node = helper.node
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                  strict=True),
+             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+               if d is not None)]
+    found: dict[str, Value] = {}
+    for arg, default in pairs:
+        try:
+            found[arg.arg] = Known(ast.literal_eval(default))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return found
+
+
+def _collect(report: TreeRuleReport, walk: SetupWalk, section: str) -> None:
     try:
         walk.run()
     except (RecursionError, MemoryError):  # hostile source: what it holds is not judged
@@ -267,7 +290,7 @@ def _collect(report: TreeRuleReport, walk: _Walk, section: str) -> None:
             report.undecided.append(rule.line())
 
 
-def _scope(function: Function, module: Module | None, environ: Environ,
+def walk_scope(function: Function, module: Module | None, environ: Environ,
            names: dict[str, Value]) -> Scope:
     return Scope(names=names, environ=environ,
                  constants=module.assignments if module is not None else {},
@@ -281,14 +304,14 @@ def _section(config: Mapping[str, Any], path: str) -> Mapping[str, Any] | None:
     return found if isinstance(found, Mapping) else None
 
 
-def _model(tree: SourceTree, module: Module | None, annotation: str | None) -> object:
+def config_model(tree: SourceTree, module: Module | None, annotation: str | None) -> object:
     """The tree's class an annotation names (`MasterConfig`), or None."""
     from nemo_rl_workers.tree.entry_configs import class_named
 
     return class_named(tree, module, annotation)
 
 
-def _field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, object]:
+def model_field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, object]:
     """A config model's field `key`, as its class body declares it: `key: T = <literal>`
     or `key: T = Field(default=<literal>)` gives its default; `T` naming a class of the
     tree (`Optional[T]` too) gives the field's own model, and `dict[str, T]` an opaque
@@ -344,7 +367,10 @@ def _setups(tree: SourceTree, config: Mapping[str, Any], revision: Revision
     why) when no module's keys fit or two fit equally. The keys come from the tree's model
     (`Revision.setups`, cached with it): only the chosen module is modelled here."""
     fits: list[tuple[int, Function, Module]] = []
-    for count, name in fitting_entries(config, _entry_keys(tree, revision)):
+    chosen = chosen_algorithm()
+    candidates = [(0, chosen)] if chosen is not None else fitting_entries(
+        config, _entry_keys(tree, revision))
+    for count, name in candidates:
         module = tree.module(name)
         if module is None or SETUP not in module.functions:
             continue
@@ -371,7 +397,7 @@ def _entry_keys(tree: SourceTree, revision: Revision) -> dict[str, tuple[str, ..
     return setup_keys(tree)
 
 
-def _stops(tree: SourceTree, revision: Revision, function: Function) -> frozenset[str]:
+def worker_stops(tree: SourceTree, revision: Revision, function: Function) -> frozenset[str]:
     """Names whose call (or mention, for a local function handed to an executor) starts
     workers in `function`: the tree's driver classes, and the local functions that
     build one."""
@@ -399,7 +425,7 @@ class _Guard:
     value: Value
 
 
-class _Walk:
+class SetupWalk:
     """One function body, statement by statement, until its workers start."""
 
     FOLLOWS_HELPERS = True  # the rules of the tree's functions it calls are walked too
@@ -418,6 +444,11 @@ class _Walk:
         self.stopped = False
         self.walked = 0
         self.cut: int | None = None  # the line the walk stopped at, past MAX_STATEMENTS
+        # What a helper's walk returns (its first `return`, where decided), and by call: a
+        # helper the runner cannot run whole (`configure_generation_config` reads the
+        # tokenizer) still returns the block it edited in place.
+        self.returned: Value | None = None
+        self.results: dict[int, Value] = {}
         self.name = (function.qualname if "." in function.qualname
                      else f"{function.module.rsplit('.', 1)[-1]}.{function.qualname}")
         try:
@@ -496,6 +527,10 @@ class _Walk:
         elif isinstance(stmt, ast.Return):
             if unsure is None:
                 self.stopped = True
+                if self.returned is None and stmt.value is not None:
+                    self.returned = self.evaluator().value(stmt.value)
+            else:
+                self.returned = Unknown(f"{self.name} returns only where {unsure}")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             self._assign(stmt, unsure)
 
@@ -515,6 +550,8 @@ class _Walk:
             targets = [stmt.target]
         else:
             value, targets = evaluate(stmt.value), list(stmt.targets)
+        if isinstance(value, Unknown) and id(stmt.value) in self.results:
+            value = self.results[id(stmt.value)]  # the helper's walk knows what it returns
         for target in targets:
             self._bind(target, value, unsure)
 
@@ -531,6 +568,8 @@ class _Walk:
                 else:
                     environ.overlay[key.value] = str(value.value)
                     environ.unsure.pop(key.value, None)
+            return
+        if isinstance(target, ast.Attribute) and self._assign_field(target, value, unsure):
             return
         name = _target_name(target)
         if name is not None:
@@ -561,7 +600,7 @@ class _Walk:
         its rules said at its own file:line. Helpers of helpers are walked `MAX_HELPER_DEPTH`
         deep; a helper that starts workers stops this walk too."""
         if not self.FOLLOWS_HELPERS or self.depth >= MAX_HELPER_DEPTH or not isinstance(
-                stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert)):
             return
         for node in _own_nodes(stmt):
             if not isinstance(node, ast.Call) or any(
@@ -581,14 +620,16 @@ class _Walk:
             if bound is None:
                 continue
             module = self.tree.module(helper.module)
-            walk = _Walk(helper, _scope(helper, module, self.scope.environ, bound), self.root,
-                         self.stops, self.tree, self.depth + 1)
+            walk = SetupWalk(helper, walk_scope(helper, module, self.scope.environ, bound),
+                             self.root, self.stops, self.tree, self.depth + 1)
             walk.scope.fields = self.scope.fields
             walk.budget = self.budget
             walk.walked = self.walked
             walk._body(helper.node.body, [], unsure)
             self.walked = walk.walked
             self.rules.extend(walk.rules)
+            if walk.returned is not None:
+                self.results[id(node)] = walk.returned
             self.cut = self.cut if walk.cut is None else walk.cut
             if walk.started:
                 self.stopped = self.started = True
@@ -600,12 +641,34 @@ class _Walk:
         own copy). Where the key or the value is not known, or the branch is not decided,
         every name that holds the block no longer has a value this check knows."""
         evaluate = self.evaluator().value
-        container, key = evaluate(target.value), evaluate(target.slice)
+        self._store(target, evaluate(target.value), evaluate(target.slice), value, unsure)
+
+    def _assign_field(self, target: ast.Attribute, value: Value, unsure: str | None) -> bool:
+        """`config.distillation.max_val_samples = n` on a config block the walk holds (a
+        config model's field is its key); False where the target is not one."""
+        container = self.evaluator().value(target.value)
+        if not (isinstance(container, Known) and container.path is not None
+                and isinstance(container.value, dict)):
+            return False
+        self._store(target, container, Known(target.attr), value, unsure)
+        return True
+
+    def _store(self, target: ast.expr, container: Value, key: Value, value: Value,
+               unsure: str | None) -> None:
+        """The block changes in place. A value this check does not compute, or one set
+        only under a test the config does not decide, is held at its key as `Unknown`:
+        what reads that key is undecided, the rest of the block stays known. An unknown
+        key: every name that holds the block no longer has a value this check knows."""
         if not isinstance(container, Known) or not isinstance(container.value, dict):
             return  # nothing the walk holds changes
-        if unsure is None and isinstance(key, Known) and isinstance(value, Known):
+        if isinstance(key, Known):
+            held: object = value.value if unsure is None and isinstance(value, Known) else \
+                Unknown(f"{_text(target)} is assigned " + (
+                    f"only where {unsure}" if unsure is not None
+                    else f"a value this check does not compute ({_reason(value)})"),
+                    value.reads, value.env)
             try:
-                container.value[key.value] = value.value
+                container.value[key.value] = held
                 return
             except TypeError:
                 pass
@@ -774,7 +837,7 @@ class _Walk:
         return False
 
 
-def _exception(stmt: ast.Raise, walk: _Walk) -> tuple[str, str]:
+def _exception(stmt: ast.Raise, walk: SetupWalk) -> tuple[str, str]:
     exc = stmt.exc
     if isinstance(exc, ast.Call):
         name = _text(exc.func)
@@ -816,6 +879,10 @@ def _shorten(text: str) -> str:
     if len(text) <= MAX_MESSAGE:
         return text
     return f"{text[:MAX_MESSAGE]}... ({len(text) - MAX_MESSAGE} more characters not shown)"
+
+
+def _reason(value: Value) -> str:
+    return value.reason if isinstance(value, Unknown) else "its truth cannot be told"
 
 
 def _no_config(env: Sequence[str]) -> str:

@@ -37,12 +37,12 @@ from nemo_rl_workers.checks.audit.config_expressions import (
 )
 from nemo_rl_workers.checks.entry_sections import entry_of
 from nemo_rl_workers.checks.tree_rules import (
+    SetupWalk,
     _called_name,
-    _field,
-    _model,
-    _scope,
-    _stops,
-    _Walk,
+    config_model,
+    model_field,
+    walk_scope,
+    worker_stops,
 )
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP
@@ -109,7 +109,7 @@ def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str |
         name = built_on(function, driver)
         if name is None:
             return None
-    walk = _SizeWalk(function, scope, Path(revision.root), _stops(tree, revision, function),
+    walk = _SizeWalk(function, scope, Path(revision.root), worker_stops(tree, revision, function),
                      tree, clusters)
     try:
         walk.run()
@@ -156,14 +156,14 @@ def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
         return None
     function = module.functions[SETUP]
     env = Environ(os.environ if environ is None else environ)
-    model = _model(tree, module, function.params[0].annotation)
-    scope = _scope(function, module, env, {function.params[0].name: Known(
+    model = config_model(tree, module, function.params[0].annotation)
+    scope = walk_scope(function, module, env, {function.params[0].name: Known(
         copy.deepcopy(dict(config)), "", model=model)})
-    scope.fields = functools.partial(_field, tree)
+    scope.fields = functools.partial(model_field, tree)
     return tree, function, scope
 
 
-class _SizeWalk(_Walk):
+class _SizeWalk(SetupWalk):
     """The tree rules' walk of a setup, where an assignment builds a recorded cluster
     (its size bound to its local). It sizes clusters: the rules of the helpers it calls
     are not its to walk."""

@@ -288,6 +288,7 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.config_check import analyze_file
+    from nemo_rl_workers.tree.launch import Launch
     from nemo_rl_workers.model.preflight import world_size_from
 
     try:
@@ -331,11 +332,14 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # Against another tree, "verify" is the audit's findings on the classes a section
     # starts, read from source: --static asks for it too.
     audit_too = args.static and not args.no_verify
+    named = getattr(args, "entry", None)
     reports = [
         analyze_file(item, overrides, world_size=world_size,
                      verify=verify or (audit_too and not revisions[item].is_reference),
                      preflight=True, world_size_from_config=not flags_given,
-                     only_read_env=True, revision=revisions[item])
+                     only_read_env=True, revision=revisions[item],
+                     launch=Launch(item, tuple(overrides), entry=named,
+                                   entry_why="named with --entry") if named else None)
         if isinstance(item, str) else item
         for item in items
     ]

@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--address", default=None,
         help="the same, for the live nodes of the Ray cluster at this address",
     )
+    check.add_argument(
+        "--entry", metavar="SCRIPT", default=None,
+        help="the entry script or driver that runs the configs (default: the one upstream's "
+        "suite script for the recipe runs, else the one the config's shape selects)")
     _static_flags(check, TREE_MODELS, STATIC_VERDICTS)
     add_nemo_rl_flag(check)
     # Entries are (rule, recipe, config key); a recipe is named relative to the file.

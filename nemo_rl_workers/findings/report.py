@@ -69,6 +69,8 @@ def report_json(report: ConfigReport) -> dict[str, Any]:
         "error": report.unusable,
         "world_size": report.world_size,
         "world_size_from": report.world_size_from,
+        "entry": report.entry,
+        "launch": report.launch_script,
     }
 
 
@@ -113,10 +115,15 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
 
 def render_text(report: ConfigReport, *, color: bool) -> str:
     style = _Style(color)
-    out = [style.bold(one_line(report.config))]  # a file name may hold a newline
+    head = one_line(report.config)  # a file name may hold a newline
+    if report.launch_script is not None:
+        head = f"{one_line(report.launch_script)}: {head}"
+    out = [style.bold(head)]
     if report.unusable is not None:
         out.append("  " + style.red(f"error: {one_line(report.unusable)}"))
         return "\n".join(out)
+    if report.entry is not None:
+        out.append(f"  entry: {one_line(report.entry)}")
     if report.workers:
         rows = [
             [

@@ -284,6 +284,9 @@ class Evaluator:
             declared = self.scope.fields(base.model, key)
         if key in base.value:
             found = base.value[key]
+            if isinstance(found, Unknown):  # set by code the walk could not compute
+                return Unknown(found.reason, (*base.reads, *found.reads),
+                               (*base.env, *found.env))
             read: Read = (path, "{...}" if isinstance(found, Mapping) else show_value(found))
             return Known(found, path, (*base.reads, read), base.env, declared[1])
         if subscript or default is None:
@@ -317,7 +320,10 @@ class Evaluator:
         if isinstance(base.value, Mapping) and base.path is not None:
             return self._key(base, index.value, subscript=True)
         try:
-            return _known(base.value[index.value], base, index)  # type: ignore[index]  # any indexable
+            found = base.value[index.value]  # type: ignore[index]  # any indexable
+            if isinstance(found, Unknown):
+                return _unknown(found.reason, base, index, found)
+            return _known(found, base, index)
         except Exception:
             return _unknown(f"{_text(node)} cannot be read from the config's values", base)
 

@@ -1,0 +1,115 @@
+"""Which entry script runs a config, and the config as that entry hands it to `setup`.
+
+The entry is the one the launch names (`check --entry SCRIPT`, a suite script's `uv run
+ENTRY`); else the one upstream's own suite script for the recipe runs
+(`tree.launch_scripts.suite_script_of`); else none: the algorithm whose `setup` the
+config's shape fits, as before, and the report says so. The chosen entry's walk
+(`entry_walk`) gives the config its `setup` receives and the entry's own rules; its
+algorithm is the one every tree rule of the run follows (`entry_sections.entry_chosen`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nemo_rl_workers.tree.entry_scripts import EntryScript, EntryScriptError, read_entry_script
+from nemo_rl_workers.tree.launch import Launch
+
+if TYPE_CHECKING:
+    from nemo_rl_workers.checks.entry_walk import EntryRun
+    from nemo_rl_workers.tree.revision import Revision
+
+
+@dataclass
+class ChosenEntry:
+    """The entry a config is judged through (None: the config's shape chooses), why, and
+    what the report says of it."""
+
+    script: EntryScript | None = None
+    why: str = ""
+    notes: list[str] = field(default_factory=list)
+    # The named entry could not be read (exit 2): one line.
+    unusable: str | None = None
+    # The suite script that launches this recipe, when the run is not judged as it launches
+    # it (a bare recipe): named in a refusal's note, with the escape it sets.
+    suite: Launch | None = None
+
+
+def choose_entry(config: str, launch: Launch | None, revision: Revision) -> ChosenEntry:
+    """The entry `config` is judged through against `revision`."""
+    chosen = ChosenEntry()
+    if revision.root is None:
+        return chosen
+    root = str(revision.root)
+    if launch is not None and launch.entry is not None:
+        try:
+            chosen.script = read_entry_script(launch.entry, revision.setups, root)
+        except EntryScriptError as error:
+            if launch.script is None:  # named by the user: their input is unusable
+                chosen.unusable = str(error)
+                return chosen
+            chosen.notes.append(f"entry: {error}; judged through the algorithm the config's "
+                                "shape selects")
+            return chosen
+        chosen.why = launch.entry_why or "named with --entry"
+        return chosen
+    suite = _suite_launch(config)
+    if suite is not None:
+        chosen.suite = suite
+        if suite.entry is not None and suite.undecided is None:
+            try:
+                chosen.script = read_entry_script(suite.entry, revision.setups, root)
+                chosen.why = f"{_shown(suite.script or '', root)} runs it"
+                return chosen
+            except EntryScriptError as error:
+                chosen.notes.append(f"entry: {error}")
+    chosen.why = "none named and no suite script runs it: the algorithm the config's " \
+                 "shape selects"
+    return chosen
+
+
+def walk_entry(chosen: ChosenEntry, config: Mapping[str, Any], revision: Revision,
+               environ: Mapping[str, str]) -> EntryRun | None:
+    """The chosen entry's run on the loaded config (None: no entry chosen)."""
+    if chosen.script is None:
+        return None
+    from nemo_rl_workers.checks.entry_walk import run_entry
+
+    return run_entry(chosen.script, config, revision, environ)
+
+
+def shown_entry(chosen: ChosenEntry, root: str | None) -> str | None:
+    """The entry as the report names it: its path in the tree, and why it was chosen."""
+    if chosen.script is None:
+        return None
+    return f"{_shown(chosen.script.path, root)} ({chosen.why})"
+
+
+def _suite_launch(config: str) -> Launch | None:
+    from nemo_rl_workers.tree.launch_scripts import (
+        LaunchScriptError,
+        read_launch_script,
+        suite_script_of,
+    )
+
+    script = suite_script_of(config)
+    if script is None:
+        return None
+    try:
+        return read_launch_script(script)
+    except LaunchScriptError:
+        return None
+
+
+def _shown(path: str, root: str | None) -> str:
+    if root is not None:
+        try:
+            relative = os.path.relpath(os.path.realpath(path), os.path.realpath(root))
+        except ValueError:
+            return path
+        if not relative.startswith(".."):
+            return relative
+    return path
