@@ -145,6 +145,12 @@ class _EntryWalk(SetupWalk):
                 self.scope.names[self.script.config_name] = loaded
                 return
         super()._assign(stmt, unsure)
+        held = self.scope.names.get(self.script.config_name)
+        if any(isinstance(t, ast.Name) and t.id == self.script.config_name for t in targets) \
+                and isinstance(held, Unknown):  # the line that lost it, named
+            self.scope.names[self.script.config_name] = Unknown(
+                f"{self.file}:{stmt.lineno} binds it to {ast.unparse(value or stmt)[:80]}: "
+                f"{held.reason}", held.reads, held.env)
 
     def _load(self, value: ast.expr) -> Value | None:
         """The config's name bound by the load: from the command line (the loaded config,

@@ -663,7 +663,7 @@ class SetupWalk:
             return  # nothing the walk holds changes
         if isinstance(key, Known):
             held: object = value.value if unsure is None and isinstance(value, Known) else \
-                Unknown(f"{_text(target)} is assigned " + (
+                Unknown(f"{_text(target)} is assigned at {self.file}:{target.lineno} " + (
                     f"only where {unsure}" if unsure is not None
                     else f"a value this check does not compute ({_reason(value)})"),
                     value.reads, value.env)
