@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from nemo_rl_workers.checks.tree_rules import (
     SetupWalk,
     TreeRule,
     config_model,
+    model_field,
     walk_scope,
     worker_stops,
 )
@@ -115,7 +117,7 @@ class _EntryWalk(SetupWalk):
         assert revision.root is not None
         super().__init__(function, walk_scope(function, script.module, Environ(environ), names),
                          Path(revision.root), stops, tree)
-        self.scope.fields = _fields(tree)
+        self.scope.fields = functools.partial(model_field, tree)
         self.script = script
         self.loaded = loaded
         self.command_line: set[str] = set()
@@ -189,12 +191,6 @@ class _EntryWalk(SetupWalk):
                 isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                 and n.func.attr in PARSERS for n in ast.walk(function.node))
         return False
-
-
-def _fields(tree: SourceTree) -> Any:
-    from nemo_rl_workers.checks.tree_rules import model_field
-
-    return lambda model, key: model_field(tree, model, key)
 
 
 def _dotted(node: ast.expr) -> str | None:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
 
 
+NAMED = "named with --entry"  # the user's own choice: an entry that cannot be used is exit 2
+
+
 @dataclass
 class ChosenEntry:
     """The entry a config is judged through (None: the config's shape chooses), why, and
@@ -48,13 +51,13 @@ def choose_entry(config: str, launch: Launch | None, revision: Revision) -> Chos
         try:
             chosen.script = read_entry_script(launch.entry, revision.setups, root)
         except EntryScriptError as error:
-            if launch.script is None:  # named by the user: their input is unusable
+            if launch.entry_why == NAMED:  # named by the user: their input is unusable
                 chosen.unusable = str(error)
                 return chosen
             chosen.notes.append(f"entry: {error}; judged through the algorithm the config's "
                                 "shape selects")
             return chosen
-        chosen.why = launch.entry_why or "named with --entry"
+        chosen.why = launch.entry_why or NAMED
         return chosen
     suite = _suite_launch(config)
     if suite is not None:

@@ -516,7 +516,7 @@ class SetupWalk:
         if self._starts_workers(stmt):
             self.stopped = self.started = True
             return
-        self._mutated(stmt)
+        self._mutated(stmt, unsure)
         self._into_helpers(stmt, unsure)
         if self.stopped:
             return
@@ -675,15 +675,35 @@ class SetupWalk:
         self._forget(container.value, f"{_text(target)} is assigned " + (
             f"only where {unsure}" if unsure else "a value this check does not compute"))
 
-    def _mutated(self, stmt: ast.stmt) -> None:
+    def _mutated(self, stmt: ast.stmt, unsure: str | None) -> None:
         """A block changed in place by a call (`generation_config.setdefault(...)`,
-        `cfg.update(...)`, `.pop(...)`): every name that holds it is no longer known."""
+        `cfg.update(...)`, `.pop(...)`): on known arguments, where the walk is sure it
+        runs, the walk's copy changes as the run's does; otherwise every name that holds
+        it is no longer known."""
         for node in _own_nodes(stmt):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     node.func.attr in _IN_PLACE:
                 receiver = self.evaluator().value(node.func.value)
                 if isinstance(receiver, Known) and isinstance(receiver.value, (dict, list)):
+                    if unsure is None and self._applied(receiver.value, node):
+                        continue
                     self._forget(receiver.value, f"{_text(node.func)}() changes it in place")
+
+    def _applied(self, block: dict[Any, Any] | list[Any], call: ast.Call) -> bool:
+        """`d.pop(k[, default])`, `d.setdefault(k, v)`, `d.update(known)` with values the
+        walk knows (plain data, no held unknowns): done on the walk's copy."""
+        assert isinstance(call.func, ast.Attribute)
+        if not isinstance(block, dict) or call.keywords or call.func.attr not in _APPLIED:
+            return False
+        args = [self.evaluator().value(a) for a in call.args]
+        if any(not isinstance(a, Known) or isinstance(a.value, Unknown) for a in args):
+            return False
+        try:
+            getattr(block, call.func.attr)(*[copy.deepcopy(a.value) for a in args
+                                             if isinstance(a, Known)])
+        except Exception:
+            return False
+        return True
 
     def _forget(self, changed: object, reason: str) -> None:
         for name, held in list(self.scope.names.items()):
@@ -922,6 +942,7 @@ def _same(a: object, b: object) -> bool:
 
 _IN_PLACE = frozenset({"setdefault", "update", "pop", "popitem", "clear", "append", "extend",
                        "insert", "remove", "__setitem__", "__delitem__"})
+_APPLIED = frozenset({"setdefault", "update", "pop"})  # followed on known arguments
 MAX_HELD = 10_000  # values looked through for a changed block (a config is far smaller)
 
 

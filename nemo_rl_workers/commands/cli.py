@@ -82,12 +82,14 @@ def main(
         return _internal_error(error, safe_err, sys.argv[1:] if argv is None else argv)
 
 
-def check_recipe(config: str, overrides: Sequence[str]) -> int:
+def check_recipe(config: str, overrides: Sequence[str], entry: str | None = None) -> int:
     """`check`'s verdicts on one recipe and its `key=value` overrides, against the tree
     the config belongs to (as `check` chooses it), on the process's own streams: what
-    `nemo-rl-workers run` runs before the entry point. Nothing is imported: against a
+    `nemo-rl-workers run` and the armed guard run before the entry point. `entry`: the
+    script being run, which the config is judged through. Nothing is imported: against a
     user's tree the classes are judged from source, and the reference's are not verified."""
     from nemo_rl_workers.checks.config_check import analyze_file
+    from nemo_rl_workers.tree.launch import Launch
 
     out = cast(TextIO, SafeStream(sys.stdout))
     err = cast(TextIO, SafeStream(sys.stderr))
@@ -99,7 +101,10 @@ def check_recipe(config: str, overrides: Sequence[str]) -> int:
     revision = revisions[config]
     report = analyze_file(config, overrides, world_size=None, verify=not revision.is_reference,
                           preflight=True, world_size_from_config=True, only_read_env=True,
-                          revision=revision)
+                          revision=revision,
+                          launch=None if entry is None else Launch(
+                              config, tuple(overrides), entry=entry,
+                              entry_why="the script being run"))
     code = _emit([report], False, out, err)
     out.flush()
     err.flush()
@@ -288,8 +293,9 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.config_check import analyze_file
-    from nemo_rl_workers.tree.launch import Launch
+    from nemo_rl_workers.checks.launch_entry import NAMED
     from nemo_rl_workers.model.preflight import world_size_from
+    from nemo_rl_workers.tree.launch import Launch
 
     try:
         world_size = world_size_from(args.nodes, args.gpus_per_node, args.world_size)
@@ -339,7 +345,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                      preflight=True, world_size_from_config=not flags_given,
                      only_read_env=True, revision=revisions[item],
                      launch=Launch(item, tuple(overrides), entry=named,
-                                   entry_why="named with --entry") if named else None)
+                                   entry_why=NAMED) if named else None)
         if isinstance(item, str) else item
         for item in items
     ]

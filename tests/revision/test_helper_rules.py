@@ -441,7 +441,12 @@ def setup(master_config: MasterConfig, tokenizer):
     ('same["train_global_batch_size"] = ask_the_scheduler()', "undecided"),
     ('if ask_the_scheduler():\n        same["train_global_batch_size"] = 12', "undecided"),
     ('same.update(ask_the_scheduler())', "undecided"),
-    ('same.setdefault("train_global_batch_size", 12)', "undecided"),
+    ('if ask_the_scheduler():\n        same.setdefault("train_global_batch_size", 12)',
+     "undecided"),
+    # A change on values the walk knows is made on its copy, as the run makes it.
+    ('same.setdefault("train_global_batch_size", 12)', "passes"),
+    ('same.update({"train_global_batch_size": 12})', "refuses"),
+    ('same.pop("train_global_batch_size", None)', "undecided"),
 ])
 def test_what_the_setup_assigns_by_item_is_what_its_rules_read(
         tmp_path: Path, change: str, verdict: str) -> None:
@@ -454,7 +459,9 @@ def test_what_the_setup_assigns_by_item_is_what_its_rules_read(
     assert (bool(refused), bool(lines)) == (verdict == "refuses", verdict == "undecided")
     if verdict == "undecided":  # what changed it is said
         assert "policy_config changes: " in lines[0] or \
-            "policy_config is set differently where" in lines[0], lines
+            "policy_config is set differently where" in lines[0] or \
+            "['train_global_batch_size'] is assigned at nemo_rl/algorithms/fork.py:" in \
+            lines[0] or "the config has no policy.train_global_batch_size" in lines[0], lines
 
 
 VALIDATORS = '''
