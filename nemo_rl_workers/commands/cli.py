@@ -292,8 +292,9 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nemo_rl_workers.checks.config_check import analyze_file
+    from nemo_rl_workers.checks.config_check import ConfigReport, analyze_file
     from nemo_rl_workers.checks.launch_entry import NAMED
+    from nemo_rl_workers.commands.launch_inputs import launch_inputs, undecided_launch
     from nemo_rl_workers.model.preflight import world_size_from
     from nemo_rl_workers.tree.launch import Launch
 
@@ -330,25 +331,32 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print("nemo-rl-workers: check needs a config file or folder, not only overrides",
               file=err)
         return EXIT_UNUSABLE
-    items = _config_inputs(given)
-    files = [item for item in items if isinstance(item, str)]
+    named = getattr(args, "entry", None)
+    items = [Launch(item, tuple(overrides), entry=named, entry_why=NAMED)
+             if isinstance(item, str) and named else item
+             for item in launch_inputs(_config_inputs(given))]
+    files = [item if isinstance(item, str) else item.config for item in items
+             if not isinstance(item, ConfigReport) and not _undecided(item)]
     revisions = _revisions(args, files, err)
     if revisions is None:
         return EXIT_UNUSABLE
     # Against another tree, "verify" is the audit's findings on the classes a section
     # starts, read from source: --static asks for it too.
     audit_too = args.static and not args.no_verify
-    named = getattr(args, "entry", None)
-    reports = [
-        analyze_file(item, overrides, world_size=world_size,
-                     verify=verify or (audit_too and not revisions[item].is_reference),
-                     preflight=True, world_size_from_config=not flags_given,
-                     only_read_env=True, revision=revisions[item],
-                     launch=Launch(item, tuple(overrides), entry=named,
-                                   entry_why=NAMED) if named else None)
-        if isinstance(item, str) else item
-        for item in items
-    ]
+
+    def judged(item: str | Launch) -> ConfigReport:
+        if isinstance(item, Launch) and item.undecided is not None:
+            return undecided_launch(item)
+        config = item if isinstance(item, str) else item.config
+        given = overrides if isinstance(item, str) or item.script is None else [
+            *item.overrides, *overrides]
+        return analyze_file(config, given, world_size=world_size,
+                            verify=verify or (audit_too and not revisions[config].is_reference),
+                            preflight=True, world_size_from_config=not flags_given,
+                            only_read_env=True, revision=revisions[config],
+                            launch=item if isinstance(item, Launch) else None)
+
+    reports = [item if isinstance(item, ConfigReport) else judged(item) for item in items]
     if nodes is not None:
         _add_fit_findings(reports, nodes, args, overrides)
     if args.static and not args.no_verify:
@@ -365,6 +373,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         code = _emit(reports, args.json, out, err)
     return code if baseline is None else baseline.exit_code(code, err)
+
+
+def _undecided(item: object) -> bool:
+    return getattr(item, "undecided", None) is not None
 
 
 def wants_baseline(args: argparse.Namespace) -> bool:
