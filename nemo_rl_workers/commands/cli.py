@@ -82,11 +82,12 @@ def main(
         return _internal_error(error, safe_err, sys.argv[1:] if argv is None else argv)
 
 
-def check_recipe(config: str, overrides: Sequence[str]) -> int:
+def check_recipe(config: str, overrides: Sequence[str], *, entry: str | None = None) -> int:
     """`check`'s verdicts on one recipe and its `key=value` overrides, against the tree
     the config belongs to (as `check` chooses it), on the process's own streams: what
     `nemo-rl-workers run` runs before the entry point. Nothing is imported: against a
-    user's tree the classes are judged from source, and the reference's are not verified."""
+    user's tree the classes are judged from source, and the reference's are not verified.
+    `entry`: the script that runs it (the guard passes the main program's); not read yet."""
     from nemo_rl_workers.checks.config_check import analyze_file
 
     out = cast(TextIO, SafeStream(sys.stdout))
