@@ -26,22 +26,22 @@ fails open (`fail_open`; `--strict`: `GuardUnavailable`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
-import types
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from nemo_rl_workers.guard import PREFIX, PREFLIGHT_ENV, RECIPE_CHECKED_ENV
 from nemo_rl_workers.guard.fail_open import fail_open
+
+if TYPE_CHECKING:
+    import types
 
 MODES = ("check", "warn", "off")
 _checked = False
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):  # not a dataclass: every armed process imports this module
     """The main program's recipe: the script it runs, the config, the overrides."""
 
     entry: str
@@ -52,6 +52,8 @@ class Launch:
 def launch_key(args: Sequence[str]) -> str:
     """The marker of a launch: a digest of the program's arguments (argv after the
     script), the same wherever they are the same."""
+    import hashlib
+
     joined = "\0".join(args).encode("utf-8", "surrogateescape")
     return hashlib.sha256(joined).hexdigest()[:32]
 
