@@ -54,7 +54,7 @@ def launch_key(args: Sequence[str]) -> str:
     script), the same wherever they are the same."""
     import hashlib
 
-    joined = "\0".join(args).encode("utf-8", "surrogateescape")
+    joined = "\0".join(args).encode("utf-8", "surrogatepass")  # any str argv holds
     return hashlib.sha256(joined).hexdigest()[:32]
 
 

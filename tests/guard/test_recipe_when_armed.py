@@ -374,7 +374,7 @@ def test_the_main_program_and_its_recipe(argv: list[str], main: types.ModuleType
 def test_the_marker_is_the_launch_s_arguments() -> None:
     assert launch_key(["--config", "a.yaml"]) == launch_key(["--config", "a.yaml"])
     assert launch_key(["--config", "a.yaml"]) != launch_key(["--config", "b.yaml"])
-    assert launch_key(["--config", "a\udcff.yaml"])  # undecodable bytes of argv
+    assert launch_key(["--config", "a\udcff.yaml", "\ud800"])  # undecodable bytes, lone surrogates
 
 
 def test_the_knob(capsys: pytest.CaptureFixture[str]) -> None:
