@@ -82,7 +82,7 @@ def main(
         return _internal_error(error, safe_err, sys.argv[1:] if argv is None else argv)
 
 
-def check_recipe(config: str, overrides: Sequence[str], entry: str | None = None) -> int:
+def check_recipe(config: str, overrides: Sequence[str], *, entry: str | None = None) -> int:
     """`check`'s verdicts on one recipe and its `key=value` overrides, against the tree
     the config belongs to (as `check` chooses it), on the process's own streams: what
     `nemo-rl-workers run` and the armed guard run before the entry point. `entry`: the

@@ -7,13 +7,17 @@ program sees the real `sys.stdout`/`sys.stderr` and its own exit status.
 When the program is given a recipe the way upstream's scripts take one (`--config FILE`
 or `--config=FILE`, then `key=value` overrides), `check`'s verdicts on it run first
 (`preflight`, the CLI's `check_recipe`): problems refuse the run with exit 1 and the same
-lines as `check`; `--warn` only prints them; `--no-preflight` skips it.
+lines as `check`; `--warn` only prints them; `--no-preflight` skips it. Without either,
+`NEMO_RL_WORKERS_GUARD_PREFLIGHT=warn|off` (the knob of the guard's own recipe check,
+`guard.recipe_check`) does the same.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 USAGE = ("usage: nemo-rl-workers run [--strict] [--warn | --no-preflight] SCRIPT [ARGS...]\n"
          "       nemo-rl-workers run [--strict] [--warn | --no-preflight] -m MODULE [ARGS...]\n"
@@ -24,7 +28,8 @@ USAGE = ("usage: nemo-rl-workers run [--strict] [--warn | --no-preflight] SCRIPT
          "            NeMo-RL runs unguarded)\n"
          "  --warn    a recipe given as --config FILE [key=value ...] that check finds\n"
          "            problems in only warns (default: exit 1 before the program starts)\n"
-         "  --no-preflight  do not check the recipe")
+         "  --no-preflight  do not check the recipe\n"
+         "  (without either: NEMO_RL_WORKERS_GUARD_PREFLIGHT=warn|off, else check)")
 
 
 def recipe_of(args: Sequence[str]) -> tuple[str, list[str]] | None:
@@ -48,12 +53,19 @@ def recipe_of(args: Sequence[str]) -> tuple[str, list[str]] | None:
     return (config, overrides) if config else None
 
 
-def run_command(argv: Sequence[str],
-                preflight: Callable[[str, Sequence[str]], int] | None = None) -> int:
+class Preflight(Protocol):
+    """`check`'s verdicts on a recipe, through the entry script that runs it."""
+
+    def __call__(self, config: str, overrides: Sequence[str], *,
+                 entry: str | None = None) -> int: ...
+
+
+def run_command(argv: Sequence[str], preflight: Preflight | None = None) -> int:
     """Parse, check the recipe (`preflight`), then run the program; its `SystemExit`
     passes through."""
     args = list(argv)
-    strict = warn = skip = False
+    strict = False
+    asked: str | None = None
     while args and args[0].startswith("-") and args[0] != "-m":
         option = args.pop(0)
         if option in ("-h", "--help"):
@@ -62,9 +74,9 @@ def run_command(argv: Sequence[str],
         if option == "--strict":
             strict = True
         elif option == "--warn":
-            warn = True
+            asked = "warn"
         elif option == "--no-preflight":
-            skip = True
+            asked = "off"
         elif option == "--":
             break
         else:
@@ -78,9 +90,14 @@ def run_command(argv: Sequence[str],
         print(f"nemo-rl-workers run: give a {what}\n{USAGE}", file=sys.stderr)
         return 2
     recipe = recipe_of(args[1:])
-    if recipe is not None and preflight is not None and not skip:
-        code = preflight(*recipe)
-        if code != 0 and not warn:
+    if recipe is not None and preflight is not None:
+        from nemo_rl_workers.guard.recipe_check import mode
+
+        how = asked or mode(os.environ)
+        # The script being run is the entry the recipe is judged through (a module: the
+        # config's shape chooses, as `check` does without --entry).
+        code = preflight(*recipe, entry=None if module else args[0]) if how != "off" else 0
+        if code != 0 and how != "warn":
             print(f"nemo-rl-workers run: {recipe[0]}: the recipe has problems (above); the "
                   "program was not started (--warn: start it anyway; --no-preflight: skip "
                   "the check)", file=sys.stderr)

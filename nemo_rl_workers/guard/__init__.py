@@ -7,6 +7,8 @@ wrappers), never changing upstream's source:
 
 - `startup`: what the `.pth` line runs; arms the post-import hook (a finder), or says in
   one line why not;
+- `recipe_check`: when that hook fires, `check`'s verdicts on the main program's
+  `--config FILE [key=value ...]`, once (`run` checked it already: not again);
 - `hooks`: the wrappers of `RayWorkerGroup.__init__` (judge the class before the original
   creates any placement group or actor), of its `run_*` methods and of `ray.get` (notes);
 - `judgement`: the class judgement (source found on the driver's path, nothing of it
@@ -30,4 +32,7 @@ here imports `nemo_rl`: the user's modules come from `sys.modules` or from the h
 
 ENV = "NEMO_RL_WORKERS_GUARD"
 STRICT_ENV = "NEMO_RL_WORKERS_GUARD_STRICT"
+PREFLIGHT_ENV = "NEMO_RL_WORKERS_GUARD_PREFLIGHT"  # check (default) | warn | off
+# The launch (a digest of its arguments) whose recipe was checked, warned of or skipped.
+RECIPE_CHECKED_ENV = "NEMO_RL_WORKERS_GUARD_RECIPE_CHECKED"
 PREFIX = "nemo-rl-workers guard"

@@ -19,10 +19,11 @@ def strict() -> bool:
     return os.environ.get(STRICT_ENV, "0") not in ("", "0")
 
 
-def fail_open(why: str, error: BaseException | None = None) -> None:
-    """One line on stderr; upstream runs as unguarded. Under --strict, a refusal."""
+def fail_open(why: str, error: BaseException | None = None, *,
+              then: str = "NeMo-RL runs unguarded") -> None:
+    """One line on stderr, ending with what goes on (`then`). Under --strict, a refusal."""
     cause = f" ({type(error).__name__}: {error})" if error is not None else ""
     line = f"{PREFIX}: {why}{cause}"
     if strict():
         raise GuardUnavailable(f"{line}; refused under --strict") from error
-    print(f"{line}; NeMo-RL runs unguarded", file=sys.stderr, flush=True)
+    print(f"{line}; {then}", file=sys.stderr, flush=True)

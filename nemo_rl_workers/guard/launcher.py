@@ -5,7 +5,10 @@ module's file) and its arguments, the code runs as `__main__`, `sys.path[0]` is 
 script's folder (or the working folder for `-m`), and the exit status is the program's
 (`SystemExit` passes through; an uncaught exception prints its traceback, notes last,
 and exits 1). `NEMO_RL_WORKERS_GUARD=1` is set for the process and everything it starts
-(Ray's workers get the driver's environment), then the hooks are armed here.
+(Ray's workers get the driver's environment), then the hooks are armed here. `run` has
+handled the program's recipe before (checked, warned of or skipped): the launch's marker
+(`recipe_check.launch_key` of the program's arguments) tells the armed hooks not to check
+it again, here and in what the program starts with the same arguments.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import runpy
 import sys
 from collections.abc import Sequence
 
-from nemo_rl_workers.guard import ENV, STRICT_ENV
+from nemo_rl_workers.guard import ENV, RECIPE_CHECKED_ENV, STRICT_ENV
 
 
 def launch(target: str, args: Sequence[str], *, module: bool, strict: bool) -> None:
@@ -24,6 +27,9 @@ def launch(target: str, args: Sequence[str], *, module: bool, strict: bool) -> N
     if strict:
         os.environ[STRICT_ENV] = "1"
     from nemo_rl_workers.guard import startup
+    from nemo_rl_workers.guard.recipe_check import launch_key
+
+    os.environ[RECIPE_CHECKED_ENV] = launch_key(args)
 
     startup.arm()
     if module:

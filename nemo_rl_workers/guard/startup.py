@@ -8,7 +8,8 @@ load it as always and, once the module has run, hands it to `hooks.on_worker_gro
 armed interpreter that never builds a worker group (every Ray worker process) pays
 nothing for wrapt, and the `.pth` line does not depend on where it sorts among the other
 `.pth` files that put folders on the path (the folders are all there by the time any
-program imports upstream). Nothing of NeMo-RL is imported here.
+program imports upstream). When it fires, the main program's recipe is checked first
+(`recipe_check`). Nothing of NeMo-RL is imported here.
 """
 
 from __future__ import annotations
@@ -82,6 +83,15 @@ class _Trigger:
 
 
 def _on_worker_groups(module: types.ModuleType) -> None:
+    """The recipe check first (it may refuse the run: nothing of Ray exists yet), then the
+    hooks. Each fails open on its own."""
+    try:
+        from nemo_rl_workers.guard import recipe_check
+    except Exception as error:  # noqa: BLE001 - fail open: the user's program must run
+        fail_open("cannot check the program's recipe", error,
+                  then="the program goes on unchecked")
+    else:
+        recipe_check.on_worker_groups()
     try:
         from nemo_rl_workers.guard import hooks
 
