@@ -27,6 +27,17 @@ written by the tests (tests/recall/upstream_trees.py) in the shape of those file
    (https://github.com/NVIDIA-NeMo/RL/pull/2355); the deletion itself is read from the two
    corpus revisions, not from a thread.
 
+4. vLLM's own data parallelism (EP > TP) with the async engine: the 2026-08 corpus's
+   nemo_rl/models/generation/vllm/vllm_generation.py:141 asserts `not async_engine` when
+   `expert_parallel_size != tensor_parallel_size` ("vLLM async_engine has some issues when using
+   DP inside vLLM ... See https://github.com/NVIDIA-NeMo/RL/issues/1101"). The launch is the
+   GRPO command of upstream PR #2517 ("feat: fix the vLLM DP path",
+   https://github.com/NVIDIA-NeMo/RL/pull/2517): grpo_math_1B_megatron.yaml with vLLM TP 4,
+   EP 8, `async_engine=true`, generation on 2 of 4 nodes. That PR's diff deletes the
+   assertion, and issue #1101 was closed with "Async engine for vLLM DP is fixed in #2517";
+   the thread is still open in the index and the 2026-08 tree still holds the rule, so this
+   relaxation is upstream's proposed one, not yet one a corpus tree shows.
+
 The corpus tests at the end check the real trees where the corpus is present.
 """
 
@@ -45,6 +56,8 @@ from tests.recall.upstream_trees import (
     GRPO_2026,
     MEGATRON_NONCOLOCATED_RULE,
     POLICY,
+    VLLM_DP_ASYNC_RULE,
+    VLLM_GENERATION,
     grpo_tree,
     line_of,
 )
@@ -65,7 +78,11 @@ policy:
   generation:
     backend: vllm
     colocated: {enabled: true}
-    vllm_cfg: {async_engine: false}
+    vllm_cfg:
+      async_engine: false
+      tensor_parallel_size: 1
+      pipeline_parallel_size: 1
+      expert_parallel_size: 1
 grpo:
   num_prompts_per_step: 128
   use_dynamic_sampling: true
@@ -121,6 +138,44 @@ policy:
 """, 1)
 
 
+# Case 4: grpo_math_1B_megatron.yaml's shape (Megatron policy, vLLM generation) and PR
+# #2517's GRPO command line, as overrides.
+GRPO_MEGATRON = """\
+policy:
+  model_name: Qwen/Qwen2.5-1.5B
+  megatron_cfg:
+    enabled: true
+    tensor_model_parallel_size: 1
+    pipeline_model_parallel_size: 1
+    context_parallel_size: 1
+    expert_model_parallel_size: 1
+  sequence_packing: {enabled: true}
+  generation:
+    backend: vllm
+    colocated:
+      enabled: true
+      resources: {gpus_per_node: null, num_nodes: null}
+    vllm_cfg:
+      async_engine: false
+      tensor_parallel_size: 1
+      pipeline_parallel_size: 1
+      expert_parallel_size: 1
+grpo:
+  num_prompts_per_step: 32
+cluster: {gpus_per_node: 1, num_nodes: 1}
+"""
+PR_2517_LAUNCH = (
+    "policy.model_name=Qwen/Qwen3-30B-A3B", "cluster.num_nodes=4", "cluster.gpus_per_node=4",
+    "policy.generation.colocated.enabled=false",
+    "policy.generation.colocated.resources.num_nodes=2",
+    "policy.generation.colocated.resources.gpus_per_node=4",
+    "policy.generation.vllm_cfg.tensor_parallel_size=4",
+    "policy.generation.vllm_cfg.expert_parallel_size=8",
+    "policy.generation.vllm_cfg.async_engine=true",
+    "policy.megatron_cfg.expert_model_parallel_size=8",
+    "policy.sequence_packing.enabled=false")
+
+
 def _check(*argv: str) -> tuple[int, dict[str, Any]]:
     code, out, err = run("check", "--no-verify", "--json", *argv)
     assert err == ""
@@ -146,7 +201,8 @@ def test_prorlv2_1_moe_is_refused_at_the_batch_multiplier_rule(tmp_path: Path) -
         f"nemo_rl/algorithms/grpo.py:{rule} (grpo.setup): "
         '"batch_multiplier>1 can only be used if use_dynamic_sampling=True"')]
     # The line named is the parent's, where the value comes from.
-    assert [(p["file"], p["line"]) for p in report["problems"]] == [(parent, 11)]
+    assert [(p["file"], p["line"]) for p in report["problems"]] == [
+        (parent, line_of(PRORLV2, "batch_multiplier: 1.5"))]
 
 
 def test_prorlv2_and_the_fixed_moe_recipe_are_clean(tmp_path: Path) -> None:
@@ -236,6 +292,41 @@ def test_non_colocated_megatron_generation_is_clean_once_the_rule_is_relaxed(
     assert (code, report["problems"]) == (0, [])
 
 
+def test_vllm_dp_with_the_async_engine_is_refused_where_the_tree_forbids_it(
+        tmp_path: Path) -> None:
+    """PR #2517's GRPO launch, on a tree with the rule of issue #1101."""
+    root = grpo_tree(tmp_path, GRPO_2026)
+    path = config(root, "grpo_math_1B_megatron.yaml", GRPO_MEGATRON)
+    code, report = _check(path, *PR_2517_LAUNCH)
+    rule = line_of(VLLM_GENERATION, 'assert not self.cfg["vllm_cfg"]["async_engine"]')
+    assert code == 1
+    assert _refusals(report) == [(
+        "policy.generation.vllm_cfg.async_engine",
+        f"policy.generation.vllm_cfg.async_engine: {REFUSES}: assert not "
+        "self.cfg['vllm_cfg']['async_engine'] fails "
+        "(policy.generation.vllm_cfg.async_engine=True, "
+        "policy.generation.vllm_cfg.expert_parallel_size=8, "
+        "policy.generation.vllm_cfg.tensor_parallel_size=4) at "
+        f"nemo_rl/models/generation/vllm_generation.py:{rule} (VllmGeneration.__init__): "
+        '"vLLM async_engine has some issues when using DP inside vLLM. Please update your '
+        "configuration to set `policy.generation.vllm_cfg.async_engine=false`. See "
+        'https://github.com/NVIDIA-NeMo/RL/issues/1101 for more details."')]
+    # The way out the message names: the sync engine passes the same tree.
+    code, report = _check(path, *PR_2517_LAUNCH, "policy.generation.vllm_cfg.async_engine=false")
+    assert (code, report["problems"]) == (0, [])
+
+
+def test_vllm_dp_with_the_async_engine_is_clean_once_the_rule_is_relaxed(
+        tmp_path: Path) -> None:
+    """PR #2517 deletes the assertion: the same launch passes."""
+    relaxed = VLLM_GENERATION.replace(VLLM_DP_ASYNC_RULE, "\n")
+    assert relaxed != VLLM_GENERATION
+    root = grpo_tree(tmp_path, GRPO_2026, generation=relaxed)
+    path = config(root, "grpo_math_1B_megatron.yaml", GRPO_MEGATRON)
+    code, report = _check(path, *PR_2517_LAUNCH)
+    assert (code, report["problems"]) == (0, [])
+
+
 # The real trees: the same verdicts where the shared corpus is present (read, never
 # imported). A recipe before its fix is written next to the real one, in tmp_path, with its
 # `defaults:` pointing into the corpus.
@@ -299,3 +390,14 @@ def test_the_2025_09_corpus_refuses_non_colocated_megatron_generation() -> None:
     assert [(path, message.rsplit(" at ", 1)[1].split(": ", 1)[0])
             for path, message in _refusals(report)] == [
         ("policy.generation.backend", "nemo_rl/algorithms/grpo.py:242 (grpo.setup)")]
+
+
+def test_the_2026_08_corpus_refuses_pr_2517_s_launch() -> None:
+    tree = _corpus(CORPUS_2026)
+    recipe = tree / "examples" / "configs" / "grpo_math_1B_megatron.yaml"
+    code, report = _check("--nemo-rl", str(tree), str(recipe), *PR_2517_LAUNCH)
+    assert code == 1
+    assert [(path, message.rsplit(" at ", 1)[1].split(": ", 1)[0])
+            for path, message in _refusals(report)] == [
+        ("policy.generation.vllm_cfg.async_engine",
+         "nemo_rl/models/generation/vllm/vllm_generation.py:141 (VllmGeneration.__init__)")]

@@ -69,6 +69,51 @@ class Policy:
         return self.worker_group.run_all_workers_single_data("generate", data=data)
 '''  # noqa: E501 (upstream's message lines, verbatim)
 
+# nemo_rl/models/generation/vllm/vllm_generation.py at the 2026-08 corpus (lines 112-145):
+# vLLM's parallel sizes and their rules, then the worker class by engine mode.
+VLLM_DP_ASYNC_RULE = '''
+            if self.ep_size != self.tp_size:
+                # vLLM's EP = DP * TP, so here we need to use DP inside vLLM.
+                assert not self.cfg["vllm_cfg"]["async_engine"], (
+                    "vLLM async_engine has some issues when using DP inside vLLM. "
+                    "Please update your configuration to set `policy.generation.vllm_cfg.async_engine=false`. "
+                    "See https://github.com/NVIDIA-NeMo/RL/issues/1101 for more details."
+                )
+'''  # noqa: E501 (upstream's message lines, verbatim)
+
+VLLM_GENERATION = '''
+from nemo_rl.distributed.worker_groups import RayWorkerBuilder, RayWorkerGroup
+
+
+class VllmGeneration:
+    def __init__(self, cluster, config):
+        # Store config
+        self.cfg = config
+        self.tp_size = self.cfg["vllm_cfg"]["tensor_parallel_size"]
+        self.pp_size = self.cfg["vllm_cfg"]["pipeline_parallel_size"]
+        self.ep_size = self.cfg["vllm_cfg"]["expert_parallel_size"]
+        self.model_parallel_size = self.tp_size * self.pp_size
+
+        assert cluster.world_size() % self.model_parallel_size == 0, (
+            "World size must be a multiple of model parallel size. "
+            f"Got world size {cluster.world_size()} and model parallel size (TP * PP) {self.model_parallel_size}."
+        )
+
+        if self.ep_size > 1:
+            assert self.ep_size % self.tp_size == 0, (
+                "When EP > 1, EP must be a multiple of TP since vLLM's EP = DP * TP. "
+                "Please update your configuration to set expert_parallel_size to a multiple of tensor_parallel_size."
+            )''' + VLLM_DP_ASYNC_RULE + '''
+        if self.cfg["vllm_cfg"]["async_engine"]:
+            worker_cls = "nemo_rl.models.generation.workers.VllmAsyncGenerationWorker"
+        else:
+            worker_cls = "nemo_rl.models.generation.workers.VllmGenerationWorker"
+        self.worker_group = RayWorkerGroup(RayWorkerBuilder(worker_cls, config))
+
+    def generate(self, data):
+        return self.worker_group.run_all_workers_single_data("generate", data=data)
+'''  # noqa: E501 (upstream's message lines, verbatim)
+
 # nemo_rl/algorithms/grpo.py at the 2026-08 corpus: pydantic configs read by attribute;
 # `Validate batch_multiplier` (lines 565-573) and the non-colocated split of the cluster
 # (lines 860-1025: generation keeps `colocated.resources.num_nodes`, the policy the rest).
@@ -124,7 +169,7 @@ def setup(master_config: MasterConfig, tokenizer):
             bundle_ct_per_node_list=[cluster_config["gpus_per_node"]]
             * cluster_config["num_nodes"],
         )
-        train_cluster = cluster
+        train_cluster = inference_cluster = cluster
     else:
         train_gpus_per_node = cluster_config["gpus_per_node"]
         train_nodes = cluster_config["num_nodes"]
@@ -138,12 +183,15 @@ def setup(master_config: MasterConfig, tokenizer):
         train_cluster = RayVirtualCluster(
             bundle_ct_per_node_list=[train_gpus_per_node] * train_nodes,
         )
+        inference_cluster = RayVirtualCluster(
+            bundle_ct_per_node_list=[cluster_config["gpus_per_node"]] * inference_nodes,
+        )
     # vllm model loading prefers clean environment, initialize policy_generation before policy
     backend = generation_config["backend"]
     if backend == "megatron":
         policy_generation = None  # the policy's own workers generate
     elif backend == "vllm":
-        policy_generation = VllmGeneration(generation_config)
+        policy_generation = VllmGeneration(cluster=inference_cluster, config=generation_config)
     policy = Policy(cluster=train_cluster, config=policy_config)
     return policy, policy_generation
 '''
@@ -195,7 +243,7 @@ def setup(master_config: MasterConfig, tokenizer):
             bundle_ct_per_node_list=[cluster_config["gpus_per_node"]]
             * cluster_config["num_nodes"],
         )
-        train_cluster = cluster
+        train_cluster = inference_cluster = cluster
     else:''' + MEGATRON_NONCOLOCATED_RULE + '''
         # train resources will be updated through overall and inference resources below
         train_gpus_per_node = cluster_config["gpus_per_node"]
@@ -212,23 +260,28 @@ def setup(master_config: MasterConfig, tokenizer):
         train_cluster = RayVirtualCluster(
             bundle_ct_per_node_list=[train_gpus_per_node] * train_nodes,
         )
+        inference_cluster = RayVirtualCluster(
+            bundle_ct_per_node_list=[cluster_config["gpus_per_node"]] * inference_nodes,
+        )
     # vllm model loading prefers clean environment, initialize policy_generation before policy
     backend = generation_config["backend"]
     if backend == "megatron":
         policy_generation = None  # the policy's own workers generate
     elif backend == "vllm":
-        policy_generation = VllmGeneration(generation_config)
+        policy_generation = VllmGeneration(cluster=inference_cluster, config=generation_config)
     policy = Policy(cluster=train_cluster, config=policy_config)
     return policy, policy_generation
 '''
 
 
-def grpo_tree(root: Path, setup: str) -> Path:
-    """A tree whose GRPO `setup` is `setup`, building the world-size-checking Policy."""
+def grpo_tree(root: Path, setup: str, generation: str = VLLM_GENERATION) -> Path:
+    """A tree whose GRPO `setup` is `setup`, building the world-size-checking Policy and
+    the `generation` module's VllmGeneration."""
     return write(root, {
         **OLD_FILES,
         "nemo_rl/distributed/virtual_cluster.py": CLUSTER,
         "nemo_rl/models/policy/lm_policy.py": POLICY,
+        "nemo_rl/models/generation/vllm_generation.py": generation,
         "nemo_rl/algorithms/__init__.py": "",
         "nemo_rl/algorithms/grpo.py": setup,
     })
