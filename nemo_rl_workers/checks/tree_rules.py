@@ -877,13 +877,7 @@ def _render(node: ast.expr, evaluator: Evaluator) -> str:
             if isinstance(part, ast.Constant):
                 parts.append(str(part.value))
             elif isinstance(part, ast.FormattedValue):
-                value = evaluator.value(part.value)
-                if isinstance(value, Known) and isinstance(value.value, str):
-                    parts.append(value.value)  # the message is shortened as a whole
-                elif isinstance(value, Known) and isinstance(value.value, (int, float, bool)):
-                    parts.append(show_value(value.value))
-                else:
-                    parts.append("{" + _text(part.value) + "}")
+                parts.append(_formatted(part, evaluator))
         return "".join(parts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _render(node.left, evaluator) + _render(node.right, evaluator)
@@ -891,6 +885,33 @@ def _render(node: ast.expr, evaluator: Evaluator) -> str:
     if isinstance(value, Known) and isinstance(value.value, str):
         return value.value
     return _text(node)
+
+
+_CONVERSIONS: dict[int, Callable[[object], str]] = {ord("r"): repr, ord("s"): str,
+                                                     ord("a"): ascii}
+_HUGE_SPEC = re.compile(r"\d{4,}")  # a width or precision of thousands (hostile source)
+
+
+def _formatted(part: ast.FormattedValue, evaluator: Evaluator) -> str:
+    """One `{expression!conversion:spec}` of a message as the tree prints it: the config's
+    value converted and formatted as Python would (`{dp:.3f}` is `0.500`, not `0.5`);
+    `{expression}` where the config does not give it, or where the spec is one this check
+    does not apply (a width of thousands of characters, a spec Python refuses)."""
+    value = evaluator.value(part.value)
+    unknown = "{" + _text(part.value) + "}"
+    if not isinstance(value, Known) or not isinstance(value.value, (str, int, float, bool)):
+        return unknown
+    if part.conversion == -1 and part.format_spec is None:
+        # the message is shortened as a whole; a number is shown as the config has it
+        return value.value if isinstance(value.value, str) else show_value(value.value)
+    spec = _render(part.format_spec, evaluator) if part.format_spec is not None else ""
+    if _HUGE_SPEC.search(spec):
+        return unknown
+    convert = _CONVERSIONS.get(part.conversion)
+    try:
+        return format(convert(value.value) if convert else value.value, spec)
+    except (ValueError, TypeError):  # a spec the value refuses, a number too long to show
+        return unknown
 
 
 def _shorten(text: str) -> str:
