@@ -66,16 +66,49 @@ MAX_TOTAL_BYTES = 16 * 1024 * 1024
 _CLUSTER_SHAPE = ("NUM_NODES", "GPUS_PER_NODE")
 # Options of `uv run` that take a value (`uv run --extra vllm x.py`).
 _UV_VALUE_OPTIONS = {
-    "--extra", "--group", "--only-group", "--no-group", "--with", "--with-editable",
-    "--with-requirements", "--python", "-p", "--project", "--directory", "--package",
-    "--env-file", "--index", "--default-index", "--index-url", "--extra-index-url",
-    "--find-links", "-f", "--config-file", "--cache-dir", "--no-extra",
+    "--extra",
+    "--group",
+    "--only-group",
+    "--no-group",
+    "--with",
+    "--with-editable",
+    "--with-requirements",
+    "--python",
+    "-p",
+    "--project",
+    "--directory",
+    "--package",
+    "--env-file",
+    "--index",
+    "--default-index",
+    "--index-url",
+    "--extra-index-url",
+    "--find-links",
+    "-f",
+    "--config-file",
+    "--cache-dir",
+    "--no-extra",
 }
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 # Builtins that may change variables in ways the reader does not follow.
-_OPAQUE_BUILTINS = {"eval", "read", "mapfile", "readarray", "let", "getopts", "alias",
-                    "enable", "builtin", "command", "coproc", "declare -n", "trap", "pushd",
-                    "popd", "shopt"}
+_OPAQUE_BUILTINS = {
+    "eval",
+    "read",
+    "mapfile",
+    "readarray",
+    "let",
+    "getopts",
+    "alias",
+    "enable",
+    "builtin",
+    "command",
+    "coproc",
+    "declare -n",
+    "trap",
+    "pushd",
+    "popd",
+    "shopt",
+}
 _DECLARATIONS = {"export", "declare", "typeset", "local", "readonly"}
 
 
@@ -104,13 +137,16 @@ def read_launch_script(path: str) -> Launch:
     """The launch a suite script describes (see the module docstring)."""
     absolute = os.path.abspath(path)
     reader = _Reader(absolute)
-    return reader.launch()
+    try:
+        return reader.launch()
+    except RecursionError as e:  # bounded nesting makes this unlikely; never a traceback
+        raise LaunchScriptError(f"{path}: nests too deeply to read") from e
 
 
 def read_campaign(path: str) -> list[CampaignEntry]:
     """The scripts a campaign list (`nightly.txt`, `release.txt`, ...) names, in order."""
     list_path = Path(os.path.abspath(path))
-    text = _read_text(list_path, str(path), what="a campaign list")
+    text = _read_text(list_path, path, what="a campaign list")
     root = list_path.parents[2] if len(list_path.parents) > 2 else list_path.parent
     entries: list[CampaignEntry] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -118,7 +154,7 @@ def read_campaign(path: str) -> list[CampaignEntry]:
         if not line or line.startswith("#"):
             continue
         target = root / line
-        entries.append(CampaignEntry(str(path), number, line, str(target), _missing(target)))
+        entries.append(CampaignEntry(path, number, line, str(target), _missing(target)))
     return entries
 
 
@@ -129,8 +165,8 @@ def suite_script_of(recipe: str) -> str | None:
     resolved = Path(os.path.abspath(recipe))
     parts = resolved.parts
     for i in range(len(parts) - 3, -1, -1):
-        if parts[i:i + 3] == ("examples", "configs", "recipes") and resolved.suffix == ".yaml":
-            candidate = Path(*parts[:i], "tests", "test_suites", *parts[i + 3:]).with_suffix(".sh")
+        if parts[i : i + 3] == ("examples", "configs", "recipes") and resolved.suffix == ".yaml":
+            candidate = Path(*parts[:i], "tests", "test_suites", *parts[i + 3 :]).with_suffix(".sh")
             break
     else:
         return None
@@ -174,7 +210,9 @@ def _read_text(path: Path, shown: str, *, what: str) -> str:
             f"{shown}: is not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})"
         ) from e
     if "\x00" in text:
-        raise LaunchScriptError(f"{shown}: holds a NUL byte (offset {text.index(chr(0))}): not a script")
+        raise LaunchScriptError(
+            f"{shown}: holds a NUL byte (offset {text.index(chr(0))}): not a script"
+        )
     return text.removeprefix("\ufeff")
 
 
@@ -229,6 +267,7 @@ class _Reader:
     delegations: list[_Delegation] = field(default_factory=list)
     functions: dict[str, tuple[tuple[Statement, ...], str] | None] = field(default_factory=dict)
     bytes_read: int = 0
+    top_lines: int = 1
 
     def __post_init__(self) -> None:
         path = Path(self.script)
@@ -238,8 +277,11 @@ class _Reader:
 
     def shown(self, path: str) -> str:
         try:
-            return os.path.relpath(path, self.display_root) if Path(path).is_relative_to(
-                self.display_root) else path
+            return (
+                os.path.relpath(path, self.display_root)
+                if Path(path).is_relative_to(self.display_root)
+                else path
+            )
         except ValueError:
             return path
 
@@ -254,7 +296,15 @@ class _Reader:
             return self.assemble(found.command)
         except _Exit as e:
             ended = f"{e.where}: exits before any training command"
-        reason = ended or f"{shown}: runs no training command (`ENTRY.py --config ...`)"
+        last = self.top_lines
+        reason = (
+            self.opaque
+            or ended
+            or (
+                f"{shown}:{last}: the script ends without a training command "
+                "(`ENTRY.py --config ...`)"
+            )
+        )
         if self.notes:
             reason += "; " + "; ".join(self.notes)
         return Launch(config="", script=self.script, undecided=reason)
@@ -265,7 +315,9 @@ class _Reader:
         text = _read_text(Path(path), label, what="a launch script")
         self.bytes_read += len(text)
         if self.bytes_read > MAX_TOTAL_BYTES:
-            raise LaunchScriptError(f"{label}: the launch reads over {MAX_TOTAL_BYTES} bytes of script")
+            raise LaunchScriptError(
+                f"{label}: the launch reads over {MAX_TOTAL_BYTES} bytes of script"
+            )
         return text
 
     def run_file(self, path: str, state: ShellState, *, where: str | None) -> str | None:
@@ -273,11 +325,15 @@ class _Reader:
         real = os.path.realpath(path)
         if real in self.reading:
             chain = " -> ".join(self.shown(p) for p in [*self.reading, real])
-            raise LaunchScriptError(f"{where}: reads {self.shown(path)} again while reading it "
-                                    f"(a `source`/`bash` loop: {chain})")
+            raise LaunchScriptError(
+                f"{where}: reads {self.shown(path)} again while reading it "
+                f"(a `source`/`bash` loop: {chain})"
+            )
         if len(self.reading) >= MAX_DEPTH:
             raise LaunchScriptError(f"{where}: `source`/`bash` nest deeper than {MAX_DEPTH} files")
         text = self.read(path, where)
+        if where is None:
+            self.top_lines = text.count("\n") or 1
         target = _git_symlink_target(text, path)
         if target is not None:  # what a checkout with symlinks would read
             self.reading.append(real)
@@ -290,8 +346,10 @@ class _Reader:
         try:
             for statement in statements(text):
                 if isinstance(statement, Unparsed):
-                    self.set_opaque(f"{shown}:{statement.line}: {statement.why} (outside the "
-                                    "shell subset the reader interprets)")
+                    self.set_opaque(
+                        f"{shown}:{statement.line}: {statement.why} (outside the "
+                        "shell subset the reader interprets)"
+                    )
                     return None
                 self.run_and_or(statement, state, shown)
         except _Return:
@@ -319,8 +377,12 @@ class _Reader:
         status = self.run_pipeline(statement.first, state, shown)
         for op, pipeline in statement.rest:
             if status is None:
-                self.uncertain((AndOr(pipeline, (), pipeline.line),), state, shown,
-                               f"after `{op}`, under an outcome the reader cannot know")
+                self.uncertain(
+                    (AndOr(pipeline, (), pipeline.line),),
+                    state,
+                    shown,
+                    f"after `{op}`, under an outcome the reader cannot know",
+                )
                 status = None
             elif (op == "&&") == status:
                 status = self.run_pipeline(pipeline, state, shown)
@@ -352,9 +414,13 @@ class _Reader:
         if isinstance(command, If):
             return self.run_if(command, state, shown)
         if isinstance(command, Loop):
-            self.uncertain((*command.condition, *command.body), state, shown,
-                           f"in the `{command.kind}` loop at line {command.line}",
-                           loop_variable=command.name)
+            self.uncertain(
+                (*command.condition, *command.body),
+                state,
+                shown,
+                f"in the `{command.kind}` loop at line {command.line}",
+                loop_variable=command.name,
+            )
             return None
         self.functions[command.name] = (command.body, f"{shown}:{command.line}")
         return True
@@ -366,12 +432,15 @@ class _Reader:
                 return self.run_list(body, state, shown)
             if decided is None:
                 rest: list[Statement] = list(body)
-                for _, later in command.branches[index + 1:]:
+                for _, later in command.branches[index + 1 :]:
                     rest.extend(later)
                 rest.extend(command.otherwise or ())
-                self.uncertain(tuple(rest), state, shown,
-                               f"under the condition at line {command.line}, which the reader "
-                               "cannot decide")
+                self.uncertain(
+                    tuple(rest),
+                    state,
+                    shown,
+                    f"under the condition at line {command.line}, which the reader cannot decide",
+                )
                 return None
         if command.otherwise is not None:
             return self.run_list(command.otherwise, state, shown)
@@ -379,21 +448,45 @@ class _Reader:
 
     # -- what a body that may or may not run could change
 
-    def uncertain(self, body: tuple[Statement, ...], state: ShellState, shown: str, context: str,
-                  *, loop_variable: str | None = None, seen: frozenset[str] = frozenset()) -> None:
+    def uncertain(
+        self,
+        body: tuple[Statement, ...],
+        state: ShellState,
+        shown: str,
+        context: str,
+        *,
+        loop_variable: str | None = None,
+        seen: frozenset[str] = frozenset(),
+    ) -> None:
         if loop_variable is not None:
-            state.variables[loop_variable] = Unknown(f"{state.where}: {loop_variable} is set {context}")
+            state.variables[loop_variable] = Unknown(
+                f"{state.where}: {loop_variable} is set {context}"
+            )
         for statement in body:
             if isinstance(statement, Unparsed):
                 self.set_opaque(f"{shown}:{statement.line}: {statement.why}")
                 continue
             for pipeline in (statement.first, *(p for _, p in statement.rest)):
                 for command in pipeline.commands:
-                    self.uncertain_command(command, state, shown, context,
-                                           subshell=len(pipeline.commands) > 1, seen=seen)
+                    self.uncertain_command(
+                        command,
+                        state,
+                        shown,
+                        context,
+                        subshell=len(pipeline.commands) > 1,
+                        seen=seen,
+                    )
 
-    def uncertain_command(self, command: Command, state: ShellState, shown: str, context: str,
-                          *, subshell: bool, seen: frozenset[str]) -> None:
+    def uncertain_command(
+        self,
+        command: Command,
+        state: ShellState,
+        shown: str,
+        context: str,
+        *,
+        subshell: bool,
+        seen: frozenset[str],
+    ) -> None:
         where = f"{shown}:{command.line}"
         if isinstance(command, Subshell):
             self.uncertain_launches(command.body, shown, context)
@@ -410,14 +503,19 @@ class _Reader:
             self.uncertain(tuple(body), state, shown, context, seen=seen)
             return
         if isinstance(command, Loop):
-            self.uncertain((*command.condition, *command.body), state, shown, context,
-                           loop_variable=command.name, seen=seen)
+            self.uncertain(
+                (*command.condition, *command.body),
+                state,
+                shown,
+                context,
+                loop_variable=command.name,
+                seen=seen,
+            )
             return
         if isinstance(command, Function):
             self.functions[command.name] = None  # defined or not: a call is opaque
             return
-        words = command.words if isinstance(command, Simple) else command.words
-        for word in words:  # `${NAME:=default}` assigns wherever it is expanded
+        for word in command.words:  # `${NAME:=default}` assigns wherever it is expanded
             for name in re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=", word.raw):
                 state.variables[name] = Unknown(f"{where}: {name} is set {context}")
         if isinstance(command, Test):
@@ -454,10 +552,17 @@ class _Reader:
         elif name in self.functions:
             definition = self.functions[name]
             if definition is None or name in seen:
-                self.set_opaque(f"{where}: calls `{name}`, which the reader cannot follow, {context}")
+                self.set_opaque(
+                    f"{where}: calls `{name}`, which the reader cannot follow, {context}"
+                )
             else:
-                self.uncertain(definition[0], state, shown,
-                               f"by `{name}` (defined at {definition[1]})", seen=seen | {name})
+                self.uncertain(
+                    definition[0],
+                    state,
+                    shown,
+                    f"by `{name}` (defined at {definition[1]})",
+                    seen=seen | {name},
+                )
 
     def uncertain_launches(self, body: tuple[Statement, ...], shown: str, context: str) -> None:
         """A subshell that may run: it cannot assign here, it may still launch."""
@@ -469,9 +574,12 @@ class _Reader:
                 for command in pipeline.commands:
                     if isinstance(command, Simple) and (
                         _looks_like_training(command.words)
-                        or _literal(command.words[0] if command.words else Word("", 0)) in ("bash", "sh")
+                        or _literal(command.words[0] if command.words else Word("", 0))
+                        in ("bash", "sh")
                     ):
-                        self.set_opaque(f"{shown}:{command.line}: a training command may run {context}")
+                        self.set_opaque(
+                            f"{shown}:{command.line}: a training command may run {context}"
+                        )
 
     # -- simple commands
 
@@ -489,9 +597,11 @@ class _Reader:
         if isinstance(head, Unknown) or head.inputs:
             if _looks_like_training(command.words):
                 self.found(args, prefix, state, command)
-            self.set_opaque(head.why if isinstance(head, Unknown) else
-                            f"{where}: runs a program named by the caller's "
-                            f"${sorted(head.inputs)[0]}")
+            self.set_opaque(
+                head.why
+                if isinstance(head, Unknown)
+                else f"{where}: runs a program named by the caller's ${sorted(head.inputs)[0]}"
+            )
             return None
         name = head.text
         if name in _DECLARATIONS:
@@ -523,13 +633,14 @@ class _Reader:
         if name == "set":
             texts = [a.text if isinstance(a, Text) else None for a in args[1:]]
             if "--" in texts:
-                state.positional = list(args[2 + texts.index("--"):])
+                state.positional = list(args[2 + texts.index("--") :])
             return True
         if name == "shift":
             state.positional = state.positional[1:]
             return True
-        if name in _OPAQUE_BUILTINS or (name == "printf" and any(
-                isinstance(a, Text) and a.text == "-v" for a in args)):
+        if name in _OPAQUE_BUILTINS or (
+            name == "printf" and any(isinstance(a, Text) and a.text == "-v" for a in args)
+        ):
             self.set_opaque(f"{where}: `{name}` could change any variable")
             return None
         if name in self.functions:
@@ -537,8 +648,13 @@ class _Reader:
             if definition is None:
                 self.set_opaque(f"{where}: calls `{name}`, which may or may not be defined")
                 return None
-            self.uncertain(definition[0], state, shown, f"by `{name}` (defined at {definition[1]})",
-                           seen=frozenset({name}))
+            self.uncertain(
+                definition[0],
+                state,
+                shown,
+                f"by `{name}` (defined at {definition[1]})",
+                seen=frozenset({name}),
+            )
             return None
         self.found_if_training(args, prefix, state, command)
         return None  # a program: its outcome is not known, it cannot assign here
@@ -596,7 +712,10 @@ class _Reader:
     def change_directory(self, args: list[Value], state: ShellState) -> bool | None:
         operands = [a for a in args if not (isinstance(a, Text) and a.text in ("--", "-P", "-L"))]
         if not operands:
-            state.oldpwd, state.cwd = state.cwd, Unknown(f"{state.where}: `cd` to the caller's $HOME")
+            state.oldpwd, state.cwd = (
+                state.cwd,
+                Unknown(f"{state.where}: `cd` to the caller's $HOME"),
+            )
             return None
         target = operands[0]
         if isinstance(target, Text) and target.text == "-":
@@ -606,8 +725,10 @@ class _Reader:
             state.oldpwd, state.cwd = state.cwd, target
             return None
         if target.inputs:
-            state.oldpwd, state.cwd = state.cwd, Unknown(
-                f"{state.where}: `cd` into the caller's ${sorted(target.inputs)[0]}")
+            state.oldpwd, state.cwd = (
+                state.cwd,
+                Unknown(f"{state.where}: `cd` into the caller's ${sorted(target.inputs)[0]}"),
+            )
             return None
         path = target.text
         if not os.path.isabs(path):
@@ -622,12 +743,21 @@ class _Reader:
         if isinstance(value, Unknown):
             return value
         if value.inputs:
-            return Unknown(f"{state.where}: {what} comes from the caller's ${sorted(value.inputs)[0]}")
+            return Unknown(
+                f"{state.where}: {what} comes from the caller's ${sorted(value.inputs)[0]}"
+            )
         if os.path.isabs(value.text):
             return os.path.normpath(value.text)
         if isinstance(state.cwd, Unknown):
-            return Unknown(f"{state.where}: {what} `{value.text}` is relative to a directory the "
-                           f"reader cannot know ({state.cwd.why})")
+            if _LOCATED.match(state.cwd.why):
+                return Unknown(
+                    f"{state.cwd.why} ({what} `{value.text}` at {state.where} is "
+                    "relative to that directory)"
+                )
+            return Unknown(
+                f"{state.where}: {what} `{value.text}` is relative to the caller's "
+                "directory (no `cd` before it)"
+            )
         return os.path.normpath(os.path.join(state.cwd.text, value.text))
 
     def source(self, args: list[Value], state: ShellState, shown: str, line: int) -> bool | None:
@@ -655,8 +785,9 @@ class _Reader:
         rest = list(args[1:])
         while rest and isinstance(rest[0], Text) and rest[0].text.startswith("-"):
             if rest[0].text in ("-c", "-s", "-i"):
-                self.notes.append(f"{where} runs `bash {rest[0].text} ...`, which the reader does "
-                                  "not follow")
+                self.notes.append(
+                    f"{where} runs `bash {rest[0].text} ...`, which the reader does not follow"
+                )
                 return None
             rest.pop(0)
         if not rest:
@@ -667,15 +798,23 @@ class _Reader:
             return None
         missing = _missing(Path(path))
         if missing is not None:
-            self.notes.append(f"{where} runs {self.shown(path)}, which {missing.replace('no such file', 'does not exist')}")
+            self.notes.append(
+                f"{where} runs {self.shown(path)}, which "
+                + missing.replace("no such file", "does not exist")
+            )
             return None
         child = ShellState(
             variables={n: v for n, v in state.variables.items() if n in state.exported},
-            exported=set(state.exported), cwd=state.cwd, oldpwd=state.oldpwd,
-            positional=list(rest[1:]), zero=path, sources=[path],
+            exported=set(state.exported),
+            cwd=state.cwd,
+            oldpwd=state.oldpwd,
+            positional=list(rest[1:]),
+            zero=path,
+            sources=[path],
         )
-        self.delegations.append(_Delegation(
-            shown, line, path, {k: state.variables.get(k) for k in _CLUSTER_SHAPE}))
+        self.delegations.append(
+            _Delegation(shown, line, path, {k: state.variables.get(k) for k in _CLUSTER_SHAPE})
+        )
         saved_functions = self.functions
         self.functions = {}
         try:
@@ -690,14 +829,16 @@ class _Reader:
 
     # -- the training command
 
-    def found_if_training(self, args: list[Value], prefix: dict[str, Value], state: ShellState,
-                          command: Simple) -> None:
+    def found_if_training(
+        self, args: list[Value], prefix: dict[str, Value], state: ShellState, command: Simple
+    ) -> None:
         texts = [a.text if isinstance(a, Text) else "" for a in args]
         if any(t == "--config" or t.startswith("--config=") for t in texts):
             self.found(args, prefix, state, command)
 
-    def found(self, args: list[Value], prefix: dict[str, Value], state: ShellState,
-              command: Simple) -> None:
+    def found(
+        self, args: list[Value], prefix: dict[str, Value], state: ShellState, command: Simple
+    ) -> None:
         where = state.where
         i = 0
         texts = [a.text if isinstance(a, Text) else None for a in args]
@@ -705,7 +846,11 @@ class _Reader:
             i = 2
             while i < len(texts) and (texts[i] or "").startswith("-"):
                 i += 2 if texts[i] in _UV_VALUE_OPTIONS else 1
-        if i < len(texts) and texts[i] is not None and _PYTHON.fullmatch(os.path.basename(texts[i] or "")):
+        if (
+            i < len(texts)
+            and texts[i] is not None
+            and _PYTHON.fullmatch(os.path.basename(texts[i] or ""))
+        ):
             i += 1
             while i < len(texts) and (texts[i] or "").startswith("-") and texts[i] != "-m":
                 i += 2 if texts[i] in ("-X", "-W") else 1
@@ -721,7 +866,7 @@ class _Reader:
             entry = args[i]
         config: Value = Unknown(f"{where}: `--config` without a value")
         overrides: list[Value] = []
-        rest = args[i + 1:]
+        rest = args[i + 1 :]
         j = 0
         while j < len(rest):
             value = rest[j]
@@ -731,12 +876,24 @@ class _Reader:
                 j += 2
                 continue
             if text is not None and text.startswith("--config="):
-                config = Text(text.removeprefix("--config="), value.inputs if isinstance(value, Text) else frozenset())
+                config = Text(
+                    text.removeprefix("--config="),
+                    value.inputs if isinstance(value, Text) else frozenset(),
+                )
             else:
                 overrides.append(value)
             j += 1
-        raise _Found(_Command(entry, config, tuple(overrides), prefix, state.copy(),
-                              where.rsplit(":", 1)[0], command.line))
+        raise _Found(
+            _Command(
+                entry,
+                config,
+                tuple(overrides),
+                prefix,
+                state.copy(),
+                where.rsplit(":", 1)[0],
+                command.line,
+            )
+        )
 
     def assemble(self, command: _Command) -> Launch:
         state = command.state
@@ -745,9 +902,9 @@ class _Reader:
             problems.append(self.opaque)
         entry = self.resolve(command.entry, state, "the entry script")
         config = self.resolve(command.config, state, "the recipe")
-        for value in (entry, config):
-            if isinstance(value, Unknown):
-                problems.append(_located(value.why, state.where))
+        for path in (entry, config):
+            if isinstance(path, Unknown):
+                problems.append(_located(path.why, state.where))
         overrides: list[str] = []
         inputs: set[str] = set()
         for value in command.overrides:
@@ -766,21 +923,27 @@ class _Reader:
             inputs |= value.inputs
         shape: dict[str, int | None] = {}
         for key in _CLUSTER_SHAPE:
-            chosen = next((d.shape[key] for d in self.delegations if d.shape[key] is not None),
-                          state.variables.get(key))
+            chosen = next(
+                (d.shape[key] for d in self.delegations if d.shape[key] is not None),
+                state.variables.get(key),
+            )
             shape[key] = None
             if isinstance(chosen, Unknown):
                 problems.append(_located(chosen.why, state.where) + f" (sets {key})")
             elif chosen is not None and chosen.inputs:
-                problems.append(f"{state.where}: {key} comes from the caller's "
-                                f"${sorted(chosen.inputs)[0]}")
+                problems.append(
+                    f"{state.where}: {key} comes from the caller's ${sorted(chosen.inputs)[0]}"
+                )
             elif chosen is not None and re.fullmatch(r"\s*\d{1,9}\s*", chosen.text):
                 shape[key] = int(chosen.text)
-        through = "".join(f" through {self.shown(d.target)} (`bash` at line {d.line})"
-                          for d in self.delegations)
-        why = (f"{self.shown(self.script)} runs it{through}"
-               + (f"; the command is at {command.file}:{command.line}" if through
-                  else f" (line {command.line})"))
+        through = "".join(
+            f" through {self.shown(d.target)} (`bash` at line {d.line})" for d in self.delegations
+        )
+        why = f"{self.shown(self.script)} runs it{through}" + (
+            f"; the command is at {command.file}:{command.line}"
+            if through
+            else f" (line {command.line})"
+        )
         return Launch(
             config=config if isinstance(config, str) else "",
             overrides=tuple(overrides),
@@ -806,7 +969,10 @@ def _git_symlink_target(text: str, path: str) -> str | None:
 
 def _located(why: str, where: str) -> str:
     """`why` as `FILE:LINE: ...`, with the training command's place where it has none."""
-    return why if re.match(r"[^\s:][^:]*:\d+: ", why) else f"{where}: {why}"
+    return why if _LOCATED.match(why) else f"{where}: {why}"
+
+
+_LOCATED = re.compile(r"[^\s:][^:]*:\d+: ")
 
 
 def _literal(word: Word) -> str | None:

@@ -10,7 +10,7 @@ what follows a script's launch never needs to parse.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 MAX_WORD_CHARS = 64 * 1024
@@ -262,7 +262,7 @@ def _read_word(s: _Scanner, *, in_test: bool = False) -> str:
             s.pos += 1
         if s.pos - start > MAX_WORD_CHARS:
             raise s.fail(f"a word over {MAX_WORD_CHARS} characters")
-    return s.text[start:s.pos]
+    return s.text[start : s.pos]
 
 
 def _skip_blank(s: _Scanner) -> None:
@@ -374,11 +374,15 @@ class _Parser:
     def expect_word(self, text: str) -> Token:
         token = self.take()
         if token.kind != "word" or token.text != text:
-            raise ShellSyntaxError(token.line, f"expected `{text}`, found `{token.text or 'end of file'}`")
+            raise ShellSyntaxError(
+                token.line, f"expected `{text}`, found `{token.text or 'end of file'}`"
+            )
         return token
 
     def skip_newlines(self) -> None:
-        while self.peek().kind == "newline" or (self.peek().kind == "op" and self.peek().text == ";"):
+        while self.peek().kind == "newline" or (
+            self.peek().kind == "op" and self.peek().text == ";"
+        ):
             self.take()
 
     def nest(self, line: int) -> None:
@@ -409,9 +413,11 @@ class _Parser:
         token = self.peek()
         if token.kind == "op" and token.text in (";", "&"):
             self.take()
-        elif token.kind not in ("newline", "eof") and not (
-            token.kind == "word" and token.text in _RESERVED_END
-        ) and not (token.kind == "op" and token.text == ")"):
+        elif (
+            token.kind not in ("newline", "eof")
+            and not (token.kind == "word" and token.text in _RESERVED_END)
+            and not (token.kind == "op" and token.text == ")")
+        ):
             raise ShellSyntaxError(token.line, f"unexpected `{token.text}`")
         return AndOr(first, tuple(rest), first.line)
 
@@ -448,12 +454,16 @@ class _Parser:
             self.trailing_redirects()
             return Subshell(body, token.line)
         if token.kind == "word":
-            compound = {
-                "if": self.if_statement, "for": self.for_loop, "while": self.while_loop,
-                "until": self.while_loop, "{": self.group, "function": self.function_keyword,
-            }.get(token.text)
-            if compound is not None:
-                return compound()
+            compound: dict[str, Callable[[], Command]] = {
+                "if": self.if_statement,
+                "for": self.for_loop,
+                "while": self.while_loop,
+                "until": self.while_loop,
+                "{": self.group,
+                "function": self.function_keyword,
+            }
+            if token.text in compound:
+                return compound[token.text]()
             if token.text in ("case", "select", "coproc"):
                 raise ShellSyntaxError(token.line, f"a `{token.text}` statement")
             if token.text in _RESERVED_END:
@@ -595,6 +605,7 @@ def statements(text: str) -> Iterator[Statement]:
     """The top-level statements of `text`, one at a time; the first construct outside the
     subset ends the stream as an `Unparsed` statement naming its line."""
     parser = _Parser(text)
+    line = 1
     while True:
         try:
             parser.skip_newlines()

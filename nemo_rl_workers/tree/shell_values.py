@@ -26,7 +26,6 @@ from nemo_rl_workers.tree.shell_syntax import (
     Pipeline,
     ShellSyntaxError,
     Simple,
-    Test,
     Unparsed,
     Word,
     balanced_end,
@@ -37,6 +36,8 @@ MAX_VALUE_CHARS = 64 * 1024
 """A value longer than this is not part of a launch; it becomes Unknown."""
 MAX_SUBSTITUTION_DEPTH = 8
 MAX_PATTERN_CHARS = 256
+MAX_TEST_WORDS = 256
+"""A `[[ ... ]]` with more words than this is not decided (upstream's longest has 7)."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,11 @@ class ShellState:
 
     def copy(self) -> ShellState:
         return replace(
-            self, variables=dict(self.variables), exported=set(self.exported),
-            positional=list(self.positional), sources=list(self.sources),
+            self,
+            variables=dict(self.variables),
+            exported=set(self.exported),
+            positional=list(self.positional),
+            sources=list(self.sources),
         )
 
     def unknown(self, why: str) -> Unknown:
@@ -161,19 +165,19 @@ def _expand(raw: str, state: ShellState, *, in_double: bool = False) -> _Pieces:
             end = raw.find("'", i + 1)
             if end < 0:
                 raise ShellSyntaxError(0, "an unterminated single quote")
-            out.add(Text(raw[i + 1:end]), True)
+            out.add(Text(raw[i + 1 : end]), True)
             i = end + 1
         elif c == '"' and not in_double:
             end = _double_end(raw, i + 1)
-            inner = _expand(raw[i + 1:end], state, in_double=True)
+            inner = _expand(raw[i + 1 : end], state, in_double=True)
             _merge(out, inner, quoted=True)
             i = end + 1
         elif c == "\\":
-            nxt = raw[i + 1:i + 2]
+            nxt = raw[i + 1 : i + 2]
             if nxt == "\n":
                 i += 2
                 continue
-            if in_double and nxt not in ('$', '`', '"', "\\"):
+            if in_double and nxt not in ("$", "`", '"', "\\"):
                 out.add(Text("\\"), True)
                 i += 1
                 continue
@@ -202,7 +206,7 @@ def _double_end(raw: str, i: int) -> int:
             continue
         if c == '"':
             return i
-        if c == "$" and raw[i + 1:i + 2] in ("(", "{"):
+        if c == "$" and raw[i + 1 : i + 2] in ("(", "{"):
             i = balanced_end(raw, i + 2, ")" if raw[i + 1] == "(" else "}")
             continue
         i += 1
@@ -220,18 +224,18 @@ _SPECIAL = "@*#?$!-0123456789"
 
 
 def _dollar(raw: str, i: int, state: ShellState, out: _Pieces, *, quoted: bool) -> int:
-    rest = raw[i + 1:]
+    rest = raw[i + 1 :]
     if rest.startswith("(("):
         end = _arith_end(raw, i + 3)
-        out.add(arithmetic(raw[i + 3:end], state), quoted)
+        out.add(arithmetic(raw[i + 3 : end], state), quoted)
         return end + 2
     if rest.startswith("("):
         end = balanced_end(raw, i + 2, ")")
-        out.add(substitute(raw[i + 2:end - 1], state), quoted)
+        out.add(substitute(raw[i + 2 : end - 1], state), quoted)
         return end
     if rest.startswith("{"):
         end = balanced_end(raw, i + 2, "}")
-        out.add(_parameter(raw[i + 2:end - 1], state), quoted)
+        out.add(_parameter(raw[i + 2 : end - 1], state), quoted)
         return end
     m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", rest)
     if m:
@@ -250,7 +254,7 @@ def _arith_end(raw: str, i: int) -> int:
         if raw[i] == "(":
             level += 1
         elif raw[i] == ")":
-            if level == 0 and raw[i + 1:i + 2] == ")":
+            if level == 0 and raw[i + 1 : i + 2] == ")":
                 return i
             level -= 1
         i += 1
@@ -301,7 +305,9 @@ _PARAM = re.compile(
 def _parameter(body: str, state: ShellState) -> Value:
     m = _PARAM.fullmatch(body)
     if m is None or (m.group("op") is None and m.group("word")):
-        return state.unknown(f"`${{{body}}}` is a parameter expansion the reader does not interpret")
+        return state.unknown(
+            f"`${{{body}}}` is a parameter expansion the reader does not interpret"
+        )
     name, op, word = m.group("name"), m.group("op"), m.group("word")
     value = lookup(name, state)
     if m.group("len"):
@@ -319,8 +325,9 @@ def _parameter(body: str, state: ShellState) -> Value:
     is_set = value is not None
     is_null = value is None or (not value.inputs and value.text == "")
     if value is not None and value.inputs and op in (":-", ":=", ":+", ":?"):
-        return state.unknown(f"`${{{body}}}` depends on whether the caller's "
-                             f"${next(iter(value.inputs))} is empty")
+        return state.unknown(
+            f"`${{{body}}}` depends on whether the caller's ${next(iter(value.inputs))} is empty"
+        )
     if op in (":-", "-"):
         use_default = is_null if op == ":-" else not is_set
         return _expand(word, state).value() if use_default else value or Text("")
@@ -352,7 +359,9 @@ def _parameter(body: str, state: ShellState) -> Value:
 
 # ---------------------------------------------------------------- arithmetic
 
-_ARITH_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|<=|>=|==|!=|&&|\|\||[-+*/%()<>!]))")
+_ARITH_TOKEN = re.compile(
+    r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|<=|>=|==|!=|&&|\|\||[-+*/%()<>!]))"
+)
 _LIMIT = 2**63
 
 
@@ -362,7 +371,9 @@ def arithmetic(expression: str, state: ShellState) -> Value:
     if isinstance(expanded, Unknown):
         return expanded
     if expanded.inputs:
-        return state.unknown(f"`$(({expression}))` reads the caller's ${next(iter(expanded.inputs))}")
+        return state.unknown(
+            f"`$(({expression}))` reads the caller's ${next(iter(expanded.inputs))}"
+        )
     tokens: list[str] = []
     pos = 0
     text = expanded.text
@@ -409,8 +420,14 @@ def _arith_and(t: list[str], state: ShellState) -> tuple[int, list[str]]:
     return left, t
 
 
-_COMPARE = {"<": int.__lt__, "<=": int.__le__, ">": int.__gt__, ">=": int.__ge__,
-            "==": int.__eq__, "!=": int.__ne__}
+_COMPARE = {
+    "<": int.__lt__,
+    "<=": int.__le__,
+    ">": int.__gt__,
+    ">=": int.__ge__,
+    "==": int.__eq__,
+    "!=": int.__ne__,
+}
 
 
 def _arith_compare(t: list[str], state: ShellState) -> tuple[int, list[str]]:
@@ -475,14 +492,14 @@ def _arith_unary(t: list[str], state: ShellState) -> tuple[int, list[str]]:
             raise _ArithUnknown(f"`{head}` is octal")
         return _bounded(int(head)), t[1:]
     if head.isidentifier():
-        value = lookup(head, state)
-        if value is None:
+        variable = lookup(head, state)
+        if variable is None:
             return 0, t[1:]
-        if isinstance(value, Unknown):
-            raise _ArithUnknown(value.why)
-        if value.inputs or not re.fullmatch(r"\s*-?\d{1,19}\s*", value.text):
+        if isinstance(variable, Unknown):
+            raise _ArithUnknown(variable.why)
+        if variable.inputs or not re.fullmatch(r"\s*-?\d{1,19}\s*", variable.text):
             raise _ArithUnknown(f"{head} is not a known integer")
-        return _bounded(int(value.text)), t[1:]
+        return _bounded(int(variable.text)), t[1:]
     raise _ArithUnknown(f"`{head}` where a number belongs")
 
 
@@ -499,11 +516,10 @@ def substitute(body: str, state: ShellState) -> Value:
     for statement in parse_all(body):
         if isinstance(statement, Unparsed):
             return state.unknown(f"`$({body.strip()})` holds {statement.why}")
-        status, text = _run_and_or(statement, sub)
+        _, text = _run_and_or(statement, sub)  # `$( )` yields its output, whatever its status
         if isinstance(text, Unknown):
             return text
         output.append(text)
-        del status
     return Text("".join(output).rstrip("\n"))
 
 
@@ -537,8 +553,9 @@ def _run_pipeline(pipeline: Pipeline, state: ShellState) -> tuple[bool | None, s
     return status, stdin or ""
 
 
-def _run_simple(command: Simple, state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
-    state.where = state.where.rsplit(":", 1)[0] + f":{command.line}" if ":" in state.where else state.where
+def _run_simple(
+    command: Simple, state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     args: list[str] = []
     for word in command.words:
         for value in expand_fields(word, state):
@@ -588,7 +605,9 @@ def _operands(args: list[str]) -> list[str]:
     return args[1:] if args[:1] == ["--"] else args
 
 
-def _echo(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
+def _echo(
+    args: list[str], state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     newline = "\n"
     if args[:1] == ["-n"]:
         args, newline = args[1:], ""
@@ -597,7 +616,9 @@ def _echo(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool |
     return True, " ".join(args) + newline
 
 
-def _basename(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
+def _basename(
+    args: list[str], state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     operands = _operands(args)
     if not 1 <= len(operands) <= 2 or operands[0].startswith("-"):
         return None, state.unknown("`basename` with options")
@@ -608,7 +629,9 @@ def _basename(args: list[str], state: ShellState, stdin: str | None) -> tuple[bo
     return True, name + "\n"
 
 
-def _dirname(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
+def _dirname(
+    args: list[str], state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     operands = _operands(args)
     if len(operands) != 1:
         return None, state.unknown("`dirname` of several paths")
@@ -619,7 +642,9 @@ def _dirname(args: list[str], state: ShellState, stdin: str | None) -> tuple[boo
     return True, (head or "/") + "\n"
 
 
-def _realpath(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
+def _realpath(
+    args: list[str], state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     operands = _operands(args)
     if len(operands) != 1 or operands[0].startswith("-"):
         return None, state.unknown("`realpath` with options or several paths")
@@ -629,7 +654,9 @@ def _realpath(args: list[str], state: ShellState, stdin: str | None) -> tuple[bo
     return True, os.path.realpath(path) + "\n"
 
 
-def _pwd(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
+def _pwd(
+    args: list[str], state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     if isinstance(state.cwd, Unknown):
         return None, state.cwd
     return True, state.cwd.text + "\n"
@@ -648,11 +675,15 @@ def _cd(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | N
     return True, ""
 
 
-def _true(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
+def _true(
+    args: list[str], state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     return True, ""
 
 
-def _sed(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | None, str | Unknown]:
+def _sed(
+    args: list[str], state: ShellState, stdin: str | None
+) -> tuple[bool | None, str | Unknown]:
     extended = False
     scripts: list[str] = []
     rest = list(args)
@@ -678,8 +709,15 @@ def _sed(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | 
 
 
 _BUILTINS = {
-    "echo": _echo, "basename": _basename, "dirname": _dirname, "realpath": _realpath,
-    "pwd": _pwd, "cd": _cd, "true": _true, ":": _true, "sed": _sed,
+    "echo": _echo,
+    "basename": _basename,
+    "dirname": _dirname,
+    "realpath": _realpath,
+    "pwd": _pwd,
+    "cd": _cd,
+    "true": _true,
+    ":": _true,
+    "sed": _sed,
 }
 
 
@@ -765,7 +803,8 @@ def posix_regex(pattern: str, *, extended: bool) -> re.Pattern[str] | str:
     else:
         translated = pattern
     if "\\" in translated.replace("\\(", "").replace("\\)", "").replace("\\{", "").replace(
-        "\\}", "").replace("\\|", "").replace("\\+", "").replace("\\?", "").replace("\\.", ""):
+        "\\}", ""
+    ).replace("\\|", "").replace("\\+", "").replace("\\?", "").replace("\\.", ""):
         return "a backslash sequence the reader does not interpret"
     if not _ERE_SAFE.fullmatch(translated.replace("\\", "")):
         return "characters outside the regex subset"
@@ -785,6 +824,8 @@ _FILE_TESTS = set("abcdefghkprstuwxGLNOS")
 def decide_test(words: tuple[Word, ...], state: ShellState) -> bool | None:
     """A `[[ ... ]]` test's outcome; None where it depends on what the reader cannot know
     (the file system, a program's output, the caller's environment)."""
+    if len(words) > MAX_TEST_WORDS:
+        return None
     try:
         result, rest = _test_or(list(words), state)
     except _Undecidable:
@@ -808,8 +849,11 @@ def _test_and(t: list[Word], state: ShellState) -> tuple[bool | None, list[Word]
     left, t = _test_not(t, state)
     while t and t[0].raw == "&&":
         right, t = _test_not(t[1:], state)
-        left = False if (left is False or right is False) else (
-            None if left is None or right is None else True)
+        left = (
+            False
+            if (left is False or right is False)
+            else (None if left is None or right is None else True)
+        )
     return left, t
 
 
@@ -820,8 +864,23 @@ def _test_not(t: list[Word], state: ShellState) -> tuple[bool | None, list[Word]
     return _test_primary(t, state)
 
 
-_BINARY = {"==", "=", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge",
-           "-nt", "-ot", "-ef"}
+_BINARY = {
+    "==",
+    "=",
+    "!=",
+    "=~",
+    "<",
+    ">",
+    "-eq",
+    "-ne",
+    "-lt",
+    "-le",
+    "-gt",
+    "-ge",
+    "-nt",
+    "-ot",
+    "-ef",
+}
 
 
 def _test_primary(t: list[Word], state: ShellState) -> tuple[bool | None, list[Word]]:
@@ -837,13 +896,13 @@ def _test_primary(t: list[Word], state: ShellState) -> tuple[bool | None, list[W
     if len(t) >= 2 and re.fullmatch(r"-[A-Za-z]", t[0].raw):
         op = t[0].raw[1]
         if op in ("z", "n"):
-            value = _known(t[1], state)
-            if value is None:
+            operand = _known(t[1], state)
+            if operand is None:
                 return None, t[2:]
-            return (value == "") == (op == "z"), t[2:]
+            return (operand == "") == (op == "z"), t[2:]
         return None, t[2:]  # the file system, a terminal, a variable's attributes
-    value = _known(t[0], state)
-    return (None if value is None else value != ""), t[1:]
+    single = _known(t[0], state)
+    return (None if single is None else single != ""), t[1:]
 
 
 def _known(word: Word, state: ShellState) -> str | None:
@@ -873,8 +932,9 @@ def _binary(left: Word, op: str, right: Word, state: ShellState) -> bool | None:
     if not (re.fullmatch(r"\s*-?\d{1,19}\s*", a) and re.fullmatch(r"\s*-?\d{1,19}\s*", b)):
         return None
     x, y = int(a), int(b)
-    return {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-le": x <= y, "-gt": x > y,
-            "-ge": x >= y}[op]
+    return {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-le": x <= y, "-gt": x > y, "-ge": x >= y}[
+        op
+    ]
 
 
 def _pattern(word: Word, state: ShellState, *, regex: bool) -> re.Pattern[str] | None:
