@@ -109,6 +109,7 @@ _OPAQUE_BUILTINS = {
     "popd",
     "shopt",
 }
+_FIXED_STATUS = {"true": True, ":": True, "false": False}
 _DECLARATIONS = {"export", "declare", "typeset", "local", "readonly"}
 
 
@@ -621,6 +622,8 @@ class _Reader:
             return self.change_directory(args[1:], state)
         if name in ("bash", "sh"):
             return self.delegate(args, state, shown, command.line)
+        if name in _FIXED_STATUS:
+            return _FIXED_STATUS[name]
         if name == "exit":
             raise _Exit(where)
         if name == "return":
@@ -737,7 +740,8 @@ class _Reader:
                 return None
             path = os.path.join(state.cwd.text, path)
         state.oldpwd, state.cwd = state.cwd, Text(os.path.normpath(path))
-        return None
+        # Lexical, as bash's logical `cd`; its status is known where the folder is there.
+        return True if os.path.isdir(path) else None
 
     def resolve(self, value: Value, state: ShellState, what: str) -> str | Unknown:
         if isinstance(value, Unknown):

@@ -114,7 +114,7 @@ def test_decided_conditions_and_command_prefixes(tree: Tree) -> None:
         'MODE=fast\nif [[ "$MODE" == f* && -z "${UNSET_BY_CALLER:-}" ]]; then\n'
         "  NUM_NODES=1\nelse\n  NUM_NODES=$(cat nodes)\nfi\n"
         "if [[ -f /no/such/file ]]; then echo hi; exit 1; fi\n"
-        "cd $PROJECT_ROOT\n"
+        "true && cd $PROJECT_ROOT && \\\n"
         "NRL_Y=1 uv run --no-sync examples/run_grpo.py --config=$CONFIG_PATH a.b=1\n"
     )
     launch = tree.read("grpo-cond", body)
