@@ -32,6 +32,7 @@ from nemo_rl_workers.tree.launch import Launch
 from nemo_rl_workers.tree.shell_syntax import (
     AndOr,
     Command,
+    Conditional,
     Function,
     Group,
     If,
@@ -41,7 +42,6 @@ from nemo_rl_workers.tree.shell_syntax import (
     Simple,
     Statement,
     Subshell,
-    Test,
     Unparsed,
     Word,
     statements,
@@ -402,7 +402,7 @@ class _Reader:
         state.where = f"{shown}:{command.line}"
         if isinstance(command, Simple):
             return self.run_simple(command, state, shown)
-        if isinstance(command, Test):
+        if isinstance(command, Conditional):
             try:
                 return decide_test(command.words, state)
             except (ShellSyntaxError, ValueError):
@@ -519,7 +519,7 @@ class _Reader:
         for word in command.words:  # `${NAME:=default}` assigns wherever it is expanded
             for name in re.findall(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=", word.raw):
                 state.variables[name] = Unknown(f"{where}: {name} is set {context}")
-        if isinstance(command, Test):
+        if isinstance(command, Conditional):
             return
         if _looks_like_training(command.words):
             self.set_opaque(f"{where}: a training command runs {context}")

@@ -59,7 +59,7 @@ class Simple:
 
 
 @dataclass(frozen=True)
-class Test:
+class Conditional:
     """`[[ ... ]]`, its words as written."""
 
     words: tuple[Word, ...]
@@ -126,7 +126,7 @@ class Unparsed:
     line: int
 
 
-Command = Simple | Test | Subshell | Group | If | Loop | Function
+Command = Simple | Conditional | Subshell | Group | If | Loop | Function
 Statement = AndOr | Unparsed
 
 _METACHARS = set(" \t\n|&;()<>")
@@ -440,7 +440,7 @@ class _Parser:
         if token.kind == "cond":
             self.take()
             self.trailing_redirects()
-            return Test(token.words, token.line)
+            return Conditional(token.words, token.line)
         if token.kind == "op" and token.text == "(":
             self.take()
             if self.peek().kind == "op" and self.peek().text == "(":

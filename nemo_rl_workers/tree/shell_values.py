@@ -527,6 +527,8 @@ def _run_and_or(statement: AndOr, state: ShellState) -> tuple[bool | None, str |
     status, out = _run_pipeline(statement.first, state)
     output = [out]
     for op, pipeline in statement.rest:
+        if isinstance(output[-1], Unknown):
+            return None, output[-1]
         if status is None:
             return None, state.unknown(f"`{op}` after a command whose outcome is not known")
         if (op == "&&") != status:

@@ -314,3 +314,11 @@ def test_a_recipes_suite_script(tree: Tree) -> None:
         "uv run examples/run_grpo.py --config examples/configs/recipes/llm/grpo-a.yaml\n",
     )
     assert suite_script_of(str(tree.recipes / "grpo-other.yaml")) is None
+
+
+def test_the_recipe_path_is_derived_from_common_env(tree: Tree) -> None:
+    # Another tree's common.env maps scripts to recipes another way: the reader follows it.
+    mine = COMMON_ENV.replace("#examples/configs/recipes#", "#examples/mine#")
+    (tree.suites / "common.env").write_text(mine)
+    launch = tree.read("grpo-mine", LAUNCH)
+    assert launch.config == str(tree.root / "examples" / "mine" / "llm" / "grpo-mine.yaml")
