@@ -16,6 +16,12 @@ is harmless when its body only prints, exits or runs programs: a separate proces
 change the script's variables. Unreadable input (not a regular file, over
 MAX_SCRIPT_BYTES, not UTF-8 text, a `source` loop, delegation deeper than MAX_DEPTH)
 raises LaunchScriptError, one line.
+
+`NUM_NODES`/`GPUS_PER_NODE` are the named script's where it sets them (the script a
+campaign names is the one the launcher sizes the allocation from), else those in effect at
+the training command. A file that holds only a relative path to another file, with no
+newline, is a symlink as git writes one without symlink support (`vlm/common.env` in a
+tree copied that way) and is read as the file it names.
 """
 
 from __future__ import annotations
@@ -103,7 +109,6 @@ _OPAQUE_BUILTINS = {
     "builtin",
     "command",
     "coproc",
-    "declare -n",
     "trap",
     "pushd",
     "popd",
@@ -272,9 +277,8 @@ class _Reader:
 
     def __post_init__(self) -> None:
         path = Path(self.script)
-        self.display_root = (
-            path.parents[3] if path.parent.parent.name == "test_suites" else path.parent
-        )
+        in_suites = path.parent.parent.name == "test_suites" and len(path.parents) > 3
+        self.display_root = path.parents[3] if in_suites else path.parent
 
     def shown(self, path: str) -> str:
         try:
@@ -291,8 +295,9 @@ class _Reader:
     def launch(self) -> Launch:
         state = ShellState(zero=self.script, sources=[self.script])
         shown = self.shown(self.script)
+        ended: str | None = None
         try:
-            ended = self.run_file(self.script, state, where=None)
+            self.run_file(self.script, state, where=None)
         except _Found as found:
             return self.assemble(found.command)
         except _Exit as e:
@@ -321,8 +326,8 @@ class _Reader:
             )
         return text
 
-    def run_file(self, path: str, state: ShellState, *, where: str | None) -> str | None:
-        """Walk one file in `state`; the reason it ended early, or None."""
+    def run_file(self, path: str, state: ShellState, *, where: str | None) -> None:
+        """Walk one file in `state` (`where`: the line that reads it; None for the script)."""
         real = os.path.realpath(path)
         if real in self.reading:
             chain = " -> ".join(self.shown(p) for p in [*self.reading, real])
@@ -339,7 +344,8 @@ class _Reader:
         if target is not None:  # what a checkout with symlinks would read
             self.reading.append(real)
             try:
-                return self.run_file(target, state, where=where)
+                self.run_file(target, state, where=where)
+                return
             finally:
                 self.reading.pop()
         self.reading.append(real)
@@ -351,13 +357,12 @@ class _Reader:
                         f"{shown}:{statement.line}: {statement.why} (outside the "
                         "shell subset the reader interprets)"
                     )
-                    return None
+                    return
                 self.run_and_or(statement, state, shown)
         except _Return:
             pass
         finally:
             self.reading.pop()
-        return None
 
     def set_opaque(self, reason: str) -> None:
         if self.opaque is None:
