@@ -3,7 +3,8 @@
 A suite script (`tests/test_suites/llm/X.sh`) sources `common.env` (which derives the
 recipe's path from the script's name), sizes the cluster (`NUM_NODES`, `GPUS_PER_NODE`),
 exports variables and runs `uv run ENTRY.py --config $CONFIG_PATH key=value ...`; a TQ
-wrapper exports `EXP_NAME` and runs its base script with `bash`. `read_launch_script` walks
+wrapper exports `EXP_NAME` and runs its base script with `bash` (or `exec`, or by its
+path: each is followed the same way). `read_launch_script` walks
 the script and what it sources or delegates to, statement by statement, in the bounded
 subset `shell_values` interprets, up to the first training command (a Python entry given
 `--config`); what follows it (metric checks, converters, evals) is not the launch. Nothing
@@ -635,9 +636,13 @@ class _Reader:
             raise _Return
         if name == "exec":
             if len(args) > 1:
+                if _runs_script(args[1]):
+                    self.delegate([Text("bash"), *args[1:]], state, shown, command.line)
                 self.found_if_training(args[1:], prefix, state, command)
                 raise _Exit(where)
             return True
+        if _runs_script(head):  # `./x.sh`: bash runs it by its `#!` line
+            return self.delegate([Text("bash"), *args], state, shown, command.line)
         if name == "set":
             texts = [a.text if isinstance(a, Text) else None for a in args[1:]]
             if "--" in texts:
@@ -965,6 +970,11 @@ class _Reader:
             undecided=problems[0] if problems else None,
             caller_inputs=tuple(sorted(inputs)),
         )
+
+
+def _runs_script(value: Value) -> bool:
+    """Whether a command word names a shell script to run (`./x.sh`, `$SCRIPT_DIR/x.sh`)."""
+    return isinstance(value, Text) and "/" in value.text and value.text.endswith(".sh")
 
 
 def _git_symlink_target(text: str, path: str) -> str | None:

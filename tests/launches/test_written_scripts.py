@@ -141,6 +141,18 @@ def test_a_delegating_wrapper(tree: Tree) -> None:
     assert "through tests/test_suites/llm/grpo-base.sh (`bash` at line 7)" in launch.entry_why
 
 
+@pytest.mark.parametrize(
+    "run", ['exec "$SCRIPT_DIR/grpo-base.sh" "$@"', "$SCRIPT_DIR/grpo-base.sh"]
+)
+def test_a_script_run_by_exec_or_by_its_path(tree: Tree, run: str) -> None:
+    tree.script("grpo-base", "NUM_NODES=2\n" + LAUNCH)
+    wrapper = tree.script("grpo-smoke", f"export EXP_NAME=grpo-smoke\n{run}\n")
+    launch = read_launch_script(str(wrapper))
+    assert launch.undecided is None
+    assert launch.config == str(tree.recipes / "grpo-smoke.yaml")
+    assert launch.num_nodes == 2
+
+
 def test_the_callers_variables_stay_named(tree: Tree) -> None:
     launch = tree.read(
         "grpo-ckpt",
