@@ -29,6 +29,10 @@ class Launch:
     num_nodes: int | None = None
     gpus_per_node: int | None = None
     script: str | None = None  # the launch script it was read from, if any
+    # Variables the launch takes from the caller's environment, unset in the script and
+    # without a default (`policy.model_name=$NRL_DEEPSCALER_8K_CKPT`): they stay as `$NAME`
+    # in `overrides` and `environ`, so a check can tell a value it must not judge.
+    caller_inputs: tuple[str, ...] = ()
     # Where the launch could not be read within the convention: "X.sh:12: why". A launch
     # that is undecided is judged on nothing it would have guessed.
     undecided: str | None = None
