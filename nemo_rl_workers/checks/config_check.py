@@ -166,22 +166,39 @@ def _as_the_suite_launches(report: ConfigReport, overrides: Sequence[str], *,
                            revision: Revision) -> None:
     """A bare recipe's refusal that upstream's own launch of it escapes (its suite script
     exports the variable the rule reads: `NRL_IGNORE_TP_ACCURACY_CHECK=1`) keeps the tree's
-    whole message, and gains a note naming that launch."""
+    whole message, and gains a note naming that launch and the variables that clear it."""
+    import dataclasses
+
+    from nemo_rl_workers.checks.launch_entry import shown_path
+
     suite = report.suite
     assert suite is not None
-    launched = analyze_file(report.config, [*suite.overrides, *overrides],
-                            world_size=world_size, verify=verify, preflight=True,
-                            world_size_from_config=world_size is None,
-                            only_read_env=only_read_env, revision=revision, launch=suite)
-    held = {(p.rule, p.path, p.message) for p in launched.problems}
-    exported = ", ".join(f"{name}={value}" for name, value in sorted(suite.environ.items()))
-    for problem in report.problems:
-        if problem.rule == "tree.refuses" and (problem.rule, problem.path,
-                                               problem.message) not in held:
-            report.warnings.append(
-                f"{problem.path}: {suite.script} launches this recipe with {exported} "
-                f"exported, and as launched the tree does not refuse it "
-                f"(nemo-rl-workers check {suite.script})")
+
+    def held(environ: Mapping[str, str]) -> set[tuple[str, str]]:
+        launched = analyze_file(report.config, [*suite.overrides, *overrides],
+                                world_size=world_size, verify=verify, preflight=True,
+                                world_size_from_config=world_size is None,
+                                only_read_env=only_read_env, revision=revision,
+                                launch=dataclasses.replace(suite, environ=environ))
+        return {(p.rule, p.message) for p in launched.problems}
+
+    refused = [p for p in report.problems if p.rule == "tree.refuses"]
+    if not refused:
+        return
+    as_launched = held(suite.environ)
+    cleared = [p for p in refused if (p.rule, p.message) not in as_launched]
+    if not cleared:
+        return
+    # The exported variables that clear it each alone (`PYTHONPATH` does not).
+    alone = [name for name in sorted(suite.environ) if any(
+        (p.rule, p.message) not in held({name: suite.environ[name]}) for p in cleared)]
+    names = alone or sorted(suite.environ)
+    exported = ", ".join(f"{name}={suite.environ[name]}" for name in names)
+    script = shown_path(suite.script or "")
+    for problem in cleared:
+        report.warnings.append(
+            f"{problem.path}: {script} launches this recipe with {exported} exported, and "
+            f"as launched the tree does not refuse it (nemo-rl-workers check {script})")
 
 
 def _environ(launch: Launch | None) -> Mapping[str, str]:

@@ -107,6 +107,11 @@ def _suite_launch(config: str) -> Launch | None:
         return None
 
 
+def shown_path(path: str) -> str:
+    """A path as a report shows it: relative to the working folder where under it."""
+    return _shown(path, os.getcwd())
+
+
 def _shown(path: str, root: str | None) -> str:
     if root is not None:
         try:

@@ -56,7 +56,10 @@ def _named(launch: Launch, shown: str) -> Launch:
     """The launch, its script named as the user gave it (or as the list writes it)."""
     from dataclasses import replace
 
-    return replace(launch, script=shown)
+    from nemo_rl_workers.checks.launch_entry import shown_path
+
+    return replace(launch, script=shown,
+                   config=shown_path(launch.config) if launch.config else launch.config)
 
 
 def _campaign(path: str) -> list[Launch | ConfigReport]:

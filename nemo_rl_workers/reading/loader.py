@@ -471,6 +471,25 @@ def _load_merged(path: str | os.PathLike[str], root: str | os.PathLike[str] | No
 
 _OVERRIDE = re.compile(r"(\+{0,2})([A-Za-z0-9_][\w\-]*(?:\.[\w\-]+)*)=(.*)", re.DOTALL)
 MAX_OVERRIDE_CHARS = 64 * 1024
+# Hydra's deletion, which upstream's suite scripts use (`~policy.tokenizer.chat_template`):
+# `~key` deletes the key; `~key=value` only where it holds that value.
+_DELETION = re.compile(r"~([A-Za-z0-9_][\w\-]*(?:\.[\w\-]+)*)(?:=(.*))?", re.DOTALL)
+
+
+def _delete(data: dict[str, Any], item: str, key: str, text: str | None, shown: str) -> None:
+    *parents, last = key.split(".")
+    node: object = data
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or last not in node:
+        raise ConfigLoadError(
+            shown, f"override {item!r}: {key} is not in the config, so it cannot be deleted",
+            kind="override")
+    if text is not None and node[last] != _override_value(text, item, shown):
+        raise ConfigLoadError(
+            shown, f"override {item!r}: {key} is {node[last]!r}, not the value given, so it "
+            "is not deleted (Hydra refuses it too)", kind="override")
+    del node[last]
 
 
 def is_override(item: str) -> bool:
@@ -505,6 +524,10 @@ def _apply_override(data: dict[str, Any], item: str, shown: str) -> None:
         raise ConfigLoadError(
             shown, f"an override is over {MAX_OVERRIDE_CHARS} characters", kind="override"
         )
+    deletion = _DELETION.fullmatch(item)
+    if deletion is not None:
+        _delete(data, item, deletion.group(1), deletion.group(2), shown)
+        return
     match = _OVERRIDE.fullmatch(item)
     if match is None:
         raise ConfigLoadError(

@@ -131,6 +131,15 @@ def test_overrides(override: str, path: tuple[str, ...], expected: object) -> No
     assert node == expected
 
 
+def test_a_deletion_override_removes_the_key_as_hydra_does() -> None:
+    # Upstream's SFT suite scripts launch with `~policy.tokenizer.chat_template`.
+    base: Any = load_config(CHILD)
+    assert "model_name" in base["policy"]
+    assert "model_name" not in load_config(CHILD, ["~policy.model_name"])["policy"]
+    shown = base["policy"]["model_name"]
+    assert "model_name" not in load_config(CHILD, [f"~policy.model_name={shown}"])["policy"]
+
+
 def test_override_reaches_interpolations() -> None:
     cfg = load_config(GRANDCHILD, ["policy.train_micro_batch_size=16"])
     assert cfg["policy"]["logprob_batch_size"] == 16
@@ -147,6 +156,8 @@ def test_override_reaches_interpolations() -> None:
         ("+policy.model_name=x", "policy.model_name already exists"),
         ("policy.model_name.sub=1", "policy.model_name is not a mapping"),
         ("policy.x={a: [1", "the value is not valid YAML"),
+        ("~policy.missing", "policy.missing is not in the config, so it cannot be deleted"),
+        ("~policy.model_name=not-its-value", "not the value given, so it is not deleted"),
     ],
 )
 def test_bad_override_is_a_one_line_error(override: str, says: str) -> None:

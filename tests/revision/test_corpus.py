@@ -146,21 +146,11 @@ REFUSED: dict[str, dict[str, tuple[str, str, str]]] = {
         "examples/configs/recipes/llm/performance/grpo-qwen3-30ba3b-4n8g-40K.yaml": TP_2026,
     },
 }
-# The one known false verdict (issue 44, "Judge the launch, not the file"): upstream runs this
-# recipe through examples/nemo_gym/run_distillation_nemo_gym.py, which calls
-# setup_nemo_gym_config and sets vllm_cfg.async_engine = True before distillation's setup;
-# judged as a bare file through the entry its shape selects, NeMo-Gym's own assertion that
-# rollouts are asynchronous (nemo_gym.py:90) refuses it. It goes when the entry script is
-# part of the verdict.
-KNOWN_FALSE: dict[str, dict[str, tuple[str, str, str]]] = {
-    "2025-09": {},
-    "2026-08": {
-        "examples/configs/recipes/llm/"
-        "distillation-nano3-30ba3b-4n4g-megatron-qa-nvfp4-modelopt-spec.yaml": (
-            "tree.refuses", "policy.generation.vllm_cfg.async_engine",
-            "nemo_rl/environments/nemo_gym.py:90"),
-    },
-}
+# No false verdict: the NeMo-Gym distillation recipe (nano3) that upstream launches through
+# examples/nemo_gym/run_distillation_nemo_gym.py, which sets vllm_cfg.async_engine = True
+# before setup, is judged through that entry (its suite script's), so NeMo-Gym's own
+# assertion (nemo_gym.py:90) holds (issue 44; test_corpus_launches).
+KNOWN_FALSE: dict[str, dict[str, tuple[str, str, str]]] = {"2025-09": {}, "2026-08": {}}
 
 
 def test_a_problem_only_where_the_tree_refuses_the_config(
