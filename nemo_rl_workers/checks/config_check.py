@@ -61,6 +61,9 @@ class ConfigReport:
     launch_script: str | None = None
     # Upstream's suite script for this recipe, read (a bare recipe: the launch it names).
     suite: Launch | None = None
+    # False where nothing was judged (a launch read outside the convention): no NeMo-RL is
+    # named for it, and it is not "ok".
+    judged: bool = True
 
     def inherited(self, problem: Problem) -> bool:
         """Whether the value `problem` is about is written in a `defaults:` parent (the

@@ -241,7 +241,7 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
         for report in usable:
             # Each report starts with the NeMo-RL it was judged against, where it changes;
             # what that NeMo-RL makes skip is said under it, once per run.
-            line = revision_line(report)
+            line = revision_line(report) if report.judged else named
             notes = [f"skipped: {one_line(n)}" for n in report.revision_notes if n not in said]
             said.update(report.revision_notes)
             head = "\n".join([line, *notes]) if line != named else "\n".join(notes)

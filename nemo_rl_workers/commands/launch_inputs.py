@@ -37,7 +37,7 @@ def launch_inputs(items: Iterable[str | ConfigReport | Launch]
 def undecided_launch(launch: Launch) -> ConfigReport:
     """The report of a launch read outside the convention: where, and nothing judged."""
     return ConfigReport(config=launch.config or "(recipe undecided)",
-                        launch_script=launch.script,
+                        launch_script=launch.script, judged=False,
                         skipped=[f"launch: undecided: {launch.undecided}; the recipe is "
                                  "not judged as this script launches it"])
 

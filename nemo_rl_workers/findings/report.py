@@ -71,6 +71,7 @@ def report_json(report: ConfigReport) -> dict[str, Any]:
         "world_size_from": report.world_size_from,
         "entry": report.entry,
         "launch": report.launch_script,
+        "judged": report.judged,
     }
 
 
@@ -150,6 +151,8 @@ def render_text(report: ConfigReport, *, color: bool) -> str:
         out.append(f"  skipped: {one_line(note)}")
     for problem in report.problems:
         out.append("  " + style.red(f"problem: {problem}"))
-    if not report.problems:
+    if not report.problems and report.judged:
         out.append("  " + style.green("ok"))
+    elif not report.problems:
+        out.append("  " + style.yellow("undecided"))
     return "\n".join(out)
