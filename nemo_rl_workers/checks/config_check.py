@@ -197,7 +197,7 @@ def _as_the_suite_launches(report: ConfigReport, overrides: Sequence[str], *,
         (p.rule, p.message) not in held({name: suite.environ[name]}) for p in cleared)]
     names = alone or sorted(suite.environ)
     exported = ", ".join(f"{name}={suite.environ[name]}" for name in names)
-    script = shown_path(suite.script or "")
+    script = shown_path(suite.script or "", report.config)
     for problem in cleared:
         report.warnings.append(
             f"{problem.path}: {script} launches this recipe with {exported} exported, and "

@@ -107,9 +107,15 @@ def _suite_launch(config: str) -> Launch | None:
         return None
 
 
-def shown_path(path: str) -> str:
-    """A path as a report shows it: relative to the working folder where under it."""
-    return _shown(path, os.getcwd())
+def shown_path(path: str, like: str) -> str:
+    """A path as a report shows it: relative to the working folder where the path the
+    user gave (`like`) is relative (`../shared/corpus/...`), else absolute."""
+    if os.path.isabs(like):
+        return os.path.abspath(path)
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
 
 
 def _shown(path: str, root: str | None) -> str:

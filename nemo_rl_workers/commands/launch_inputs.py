@@ -59,7 +59,7 @@ def _named(launch: Launch, shown: str) -> Launch:
     from nemo_rl_workers.checks.launch_entry import shown_path
 
     return replace(launch, script=shown,
-                   config=shown_path(launch.config) if launch.config else launch.config)
+                   config=shown_path(launch.config, shown) if launch.config else launch.config)
 
 
 def _campaign(path: str) -> list[Launch | ConfigReport]:
