@@ -49,7 +49,9 @@ def choose_entry(config: str, launch: Launch | None, revision: Revision) -> Chos
     root = str(revision.root)
     if launch is not None and launch.entry is not None:
         try:
-            chosen.script = read_entry_script(launch.entry, revision.setups, root)
+            chosen.script = read_entry_script(
+                launch.entry, revision.setups, root,
+                None if launch.entry_why in ("", NAMED) else _shown(launch.entry, root))
         except EntryScriptError as error:
             if launch.entry_why == NAMED:  # named by the user: their input is unusable
                 chosen.unusable = str(error)
@@ -64,7 +66,8 @@ def choose_entry(config: str, launch: Launch | None, revision: Revision) -> Chos
         chosen.suite = suite
         if suite.entry is not None and suite.undecided is None:
             try:
-                chosen.script = read_entry_script(suite.entry, revision.setups, root)
+                chosen.script = read_entry_script(suite.entry, revision.setups, root,
+                                                  _shown(suite.entry, root))
                 chosen.why = f"{_shown(suite.script or '', root)} runs it"
                 return chosen
             except EntryScriptError as error:

@@ -40,21 +40,23 @@ class EntryScriptError(ValueError):
     """The script cannot be read, or calls no `setup` of the tree: one line, its path in it."""
 
 
-def read_entry_script(path: str, algorithms: Collection[str],
-                      root: str | None = None) -> EntryScript:
+def read_entry_script(path: str, algorithms: Collection[str], root: str | None = None,
+                      shown: str | None = None) -> EntryScript:
     """The entry script at `path` and its call of the `setup` of one of `algorithms` (the
     tree's algorithm modules). `root`: the tree's folder, to name the script's module as
-    the tree would (`examples.run_grpo`); elsewhere it is named by its file."""
+    the tree would (`examples.run_grpo`); elsewhere it is named by its file. `shown`: the
+    script as messages name it (default: `path`)."""
+    shown = shown or path
     text = read_source(Path(path))
     if isinstance(text, SourceProblem):
-        raise EntryScriptError(str(text))
+        raise EntryScriptError(str(text).replace(path, shown, 1))
     model = SourceTree(roots=(str(Path(path).parent),))
     name = _module_name(Path(path), root)
     model_module(model, Path(path), name, text)
     module = model.modules.get(name)
     if module is None:
         problem = model.problems[0] if model.problems else SourceProblem(path, "cannot be read")
-        raise EntryScriptError(str(problem))
+        raise EntryScriptError(str(problem).replace(path, shown, 1))
     found: list[tuple[str, str, CallSiteFound]] = []
     for call in model.calls:
         if call.module != name or call.function is None:
@@ -74,11 +76,11 @@ def read_entry_script(path: str, algorithms: Collection[str],
             continue
         found.append((algorithm, callee, CallSiteFound(function, config.id, call.line)))
     if not found:
-        raise EntryScriptError(f"{path}: calls no algorithm's {SETUP}() of this NeMo-RL "
+        raise EntryScriptError(f"{shown}: calls no algorithm's {SETUP}() of this NeMo-RL "
                                "with a config it names")
     if len({a for a, _, _ in found}) > 1:
         names = ", ".join(sorted({a for a, _, _ in found}))
-        raise EntryScriptError(f"{path}: calls the {SETUP}() of more than one algorithm "
+        raise EntryScriptError(f"{shown}: calls the {SETUP}() of more than one algorithm "
                                f"({names})")
     algorithm, callee, site = found[0]
     return EntryScript(path, module, site.function, algorithm, callee, site.config,
