@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +136,7 @@ def analyze_file(
 @contextlib.contextmanager
 def _as_launched(path: str, config: dict[str, Any], report: ConfigReport,
                  revision: Revision, launch: Launch | None
-                 ) -> Iterator[dict[str, Any] | None]:
+                 ) -> Generator[dict[str, Any] | None]:
     """The config as its entry script hands it to `setup`, with that entry's algorithm
     chosen for every rule while judged (None: the named entry is unusable, said)."""
     from nemo_rl_workers.checks.entry_sections import entry_chosen

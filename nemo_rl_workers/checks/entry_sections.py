@@ -12,7 +12,7 @@ generation driver's block names that driver's backend.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -29,7 +29,7 @@ _CHOSEN: ContextVar[str | None] = ContextVar("nemo_rl_workers_entry_algorithm", 
 
 
 @contextlib.contextmanager
-def entry_chosen(algorithm: str | None) -> Iterator[None]:
+def entry_chosen(algorithm: str | None) -> Generator[None]:
     """Judge the config as run by an entry script that calls `algorithm`'s `setup`."""
     token = _CHOSEN.set(algorithm)
     try:

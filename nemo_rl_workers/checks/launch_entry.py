@@ -46,7 +46,7 @@ def choose_entry(config: str, launch: Launch | None, revision: Revision) -> Chos
     chosen = ChosenEntry()
     if revision.root is None:
         return chosen
-    root = str(revision.root)
+    root = revision.root
     if launch is not None and launch.entry is not None:
         try:
             chosen.script = read_entry_script(

@@ -236,7 +236,7 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
         color = use_color(out)
         usable = [r for r in reports if r.unusable is None]
         blocks = []
-        named = None
+        named: str | None = None
         said: set[str] = set()
         for report in usable:
             # Each report starts with the NeMo-RL it was judged against, where it changes;
@@ -244,7 +244,8 @@ def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) 
             line = revision_line(report) if report.judged else named
             notes = [f"skipped: {one_line(n)}" for n in report.revision_notes if n not in said]
             said.update(report.revision_notes)
-            head = "\n".join([line, *notes]) if line != named else "\n".join(notes)
+            head = "\n".join([line, *notes]) if line is not None and line != named \
+                else "\n".join(notes)
             text = render_text(report, color=color)
             blocks.append(f"{head}\n{text}" if head else text)
             named = line

@@ -104,7 +104,8 @@ def test_a_tp4_recipe_is_clean_as_launched_and_refused_bare_with_the_whole_messa
 def test_the_escape_in_the_user_s_environment_clears_the_bare_recipe(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ESCAPE, "1")
-    code, [report], _ = _reports("examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml")
+    code, [report], _ = _reports(
+        "examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml")
     assert (code, report["problems"]) == (0, [])
 
 
