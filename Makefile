@@ -67,7 +67,8 @@ test-cluster: setup
 # versions (the CLI's own folders, docs, hardening and newcomer are next: see the README).
 TOOL_ONLY_TESTS ?= tests/audit tests/audit_ext tests/config tests/source tests/tree \
 	tests/reach tests/revision tests/migrate tests/guard tests/user_extension \
-	tests/pytest_plugin tests/formats tests/contracts tests/static_cache tests/static_check
+	tests/pytest_plugin tests/formats tests/contracts tests/static_cache tests/static_check \
+	tests/launches tests/recall
 PY313 ?= ../shared/tools/py313
 test-py313:
 	@[ -x $(PY313) ] || { echo "make test-py313: needs $(PY313) (the shared tools)" >&2; exit 1; }
