@@ -79,11 +79,12 @@ def analyze_file(
     world_size_from_config: bool = False,
     only_read_env: bool = False,
     revision: Revision | None = None,
+    entry: str | None = None,
 ) -> ConfigReport:
     """`world_size_from_config`: without a `world_size`, take it from the `cluster:` section.
     `only_read_env`: an unset `${oc.env:...}` fails the load only where the rules read the
     value (`load_for_check`). `revision`: the NeMo-RL to judge against (None: the
-    reference)."""
+    reference). `entry`: the script that runs the config (`--entry`)."""
     from nemo_rl_workers.checks.derived_answers import KeptLoads
     from nemo_rl_workers.reading.loader import (
         ConfigLoadError,
@@ -128,6 +129,13 @@ def analyze_file(
                        preflight=preflight)
     report.problems = [locate(path, lines, p) for p in report.problems]
     report.lines, report.defaults_line = lines, defaults_line(path)
+    # -- the user's driver as the entry (issue 44, item 3): the class it hands a driver of
+    # a tree that takes it only in code, judged as a config-selected one; its problems are
+    # located at the driver's lines, so this runs after the config's are located.
+    if entry is not None and revision is not None and not revision.is_reference:
+        from nemo_rl_workers.checks.driver_extension import judge_driver
+
+        judge_driver(entry, config, report, revision)
     # A rule met on two sections (a student's and a teacher's Policy) is one line.
     report.skipped = list(dict.fromkeys(report.skipped))
     report.warnings = list(dict.fromkeys(report.warnings))

@@ -335,7 +335,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         analyze_file(item, overrides, world_size=world_size,
                      verify=verify or (audit_too and not revisions[item].is_reference),
                      preflight=True, world_size_from_config=not flags_given,
-                     only_read_env=True, revision=revisions[item])
+                     only_read_env=True, revision=revisions[item],
+                     entry=getattr(args, "entry", None))
         if isinstance(item, str) else item
         for item in items
     ]

@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _static_flags(check, TREE_MODELS, STATIC_VERDICTS)
     add_nemo_rl_flag(check)
+    check.add_argument(
+        "--entry", dest="entry", default=None, metavar="SCRIPT",
+        help="the entry script or driver that runs the config (default: the one upstream's "
+        "suite script runs, else the one the config's shape selects)")
     # Entries are (rule, recipe, config key); a recipe is named relative to the file.
     add_baseline_flags(check, "problems", "problem")
 
