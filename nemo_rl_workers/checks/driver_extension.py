@@ -83,6 +83,10 @@ def judge_driver(entry: str, config: Mapping[str, Any], report: ConfigReport,
         return
     choices: list[tuple[Passed, Resolution]] = []
     for passed in script.passed:
+        if passed.value is None and passed.undecided is None:
+            report.skipped.append(f"{entry}:{passed.line}: {passed.driver} is given "
+                                  f"{passed.given}, which is None: it starts its own worker")
+            continue
         sections = _sections(passed, report, revision)
         if not sections:
             report.skipped.append(

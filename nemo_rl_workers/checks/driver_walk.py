@@ -297,7 +297,7 @@ class _Script:
                 f"{_text(stmt.value)}, whose result this check does not compute (only a "
                 "replacement whose every return is one class name is followed)"))
         return Passed(driver, stmt.lineno, returns[0], f"the class {given} returns",
-                      replaces=True)
+                      value=returns[0], replaces=True)
 
     def _returns(self, node: ast.expr) -> list[str] | None:
         """The strings a replacement returns, where every return is one; else None."""
