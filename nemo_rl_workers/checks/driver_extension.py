@@ -46,10 +46,6 @@ if TYPE_CHECKING:
     from nemo_rl_workers.model.resolver import Resolution
     from nemo_rl_workers.tree.revision import Revision
 
-NO_CLASS_RULE = "driver.no-such-class"
-BASE_RULE = "driver.wrong-base"
-PARAMETER_RULE = "driver.no-parameter"
-UNDECIDED_RULE = "driver.undecided"
 # The audit's rule, where only a module the driver does not import registers the class.
 UNREGISTERED_RULE = "extension-unregistered"
 
@@ -128,14 +124,14 @@ def _unusable(entry: str, passed: Passed, res: Resolution,
             message=f"{call}: this NeMo-RL's {passed.driver} takes no {EXTENSION_FIELD} "
                     "parameter, so the call fails with a TypeError before any worker "
                     "starts; select the class the way this tree reads it",
-            rule=PARAMETER_RULE).located(entry, passed.line)
+            rule="driver.no-parameter").located(entry, passed.line)
     if passed.undecided is not None:
         return Problem(
             path=path, expected="a worker class the driver's source decides",
             given=passed.given,
             message=f"{res.section}: undecided: {call}: {passed.undecided}; the class its "
                     "workers run is not known, so it is not judged",
-            rule=UNDECIDED_RULE).located(entry, passed.line)
+            rule="driver.undecided").located(entry, passed.line)
     malformed = fqn_problem(passed.value, path)
     if malformed is not None:
         return dataclasses.replace(
@@ -152,7 +148,7 @@ def _apply(entry: str, script: DriverScript, passed: Passed, res: Resolution,
     bad: list[Problem] = []
     if judged.missing is not None:
         bad.append(Problem(path=path, expected="a class that exists", given=fqn,
-                           message=f"{by}: {judged.missing}", rule=NO_CLASS_RULE))
+                           message=f"{by}: {judged.missing}", rule="driver.no-such-class"))
     elif judged.audit is not None:
         stands_for = judged.audit.stands_for
         if stands_for is None or stands_for.fqn != res.base_fqn:
@@ -164,7 +160,7 @@ def _apply(entry: str, script: DriverScript, passed: Passed, res: Resolution,
                 message=f"{by}: {fqn} takes the place of {res.base_fqn}, the worker "
                         f"{res.section} starts with this config, but {extends}; subclass "
                         f"{res.base_fqn} (or the plain class it wraps)",
-                rule=BASE_RULE))
+                rule="driver.wrong-base"))
         for finding in judged.findings:
             line = _line_in(finding.call, script, report.revision)
             where = "" if line is not None else f" (at {finding.call})"
