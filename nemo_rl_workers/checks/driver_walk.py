@@ -207,7 +207,7 @@ class _Script:
         given = next((k.value for k in call.keywords if k.arg == "config"), None)
         if given is None:
             return None, None
-        value = _settled(evaluator.value(given), changed)
+        value = evaluator.value(given)  # which block, not what it holds: changes do not count
         if isinstance(value, Known) and value.path and isinstance(value.value, Mapping):
             return value.path, None
         why = value.reason if isinstance(value, Unknown) else "it is not a block of the config"
@@ -280,11 +280,9 @@ class _Script:
                 continue
             cls = next((n for n in source.body if isinstance(n, ast.ClassDef)
                         and n.name == driver), None)
-            if cls is not None and any(
-                    isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                    and n.func.id == name and any(
-                        isinstance(a, ast.Constant) and a.value in workers for a in n.args)
-                    for n in ast.walk(cls)):
+            if cls is not None and any(_picks(function, name, workers)
+                                       for function in ast.walk(cls)
+                                       if isinstance(function, ast.FunctionDef)):
                 out.append(driver)
         return out
 
@@ -457,6 +455,19 @@ def _settled(value: Value, changed: Mapping[str, str]) -> Value:
                 if path == where or path.startswith(f"{where}.") or not where:
                     return Unknown(f"it reads {path}, and {why}", value.reads, value.env)
     return value
+
+
+def _picks(function: ast.FunctionDef, name: str, workers: set[str]) -> bool:
+    """Whether `function` calls `name` with one of `workers`: a literal, or a local name
+    the function assigns one (`worker_cls = "pkg.Worker"; name(worker_cls, cfg)`)."""
+    holding = {target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Constant) and node.value.value in workers
+               for target in node.targets if isinstance(target, ast.Name)}
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+        and any((isinstance(a, ast.Constant) and a.value in workers)
+                or (isinstance(a, ast.Name) and a.id in holding) for a in node.args)
+        for node in ast.walk(function))
 
 
 def _as_fqn(value: object) -> str | None:

@@ -270,6 +270,22 @@ def test_a_replaced_resolver(project: Path, cache: Path) -> None:
         problem["message"], problem
 
 
+def test_a_replaced_vllm_resolver(project: Path, cache: Path) -> None:
+    """VllmGeneration's resolver takes the class through a local name (`worker_cls =
+    "..."; resolve_generation_worker_cls(worker_cls, self.cfg)`): found as well."""
+    driver = project / DRIVER
+    _edit(driver, "\n\ndef main(", (
+        "\nfrom nemo_rl.models.generation.vllm import vllm_generation\n\n"
+        "vllm_generation.resolve_generation_worker_cls = lambda cls, cfg: cls\n\n\n"
+        "def main("))
+    code, payload = _json(cache)
+    assert code == 1
+    (problem,) = _problems(payload, "driver.undecided")
+    assert problem["message"].startswith("policy.generation: undecided: "), problem
+    assert "replaces nemo_rl.models.generation.vllm.vllm_generation." \
+           "resolve_generation_worker_cls" in problem["message"], problem
+
+
 def _hostile(folder: Path) -> dict[str, Path]:
     fifo = folder / "fifo.py"
     os.mkfifo(fifo)
