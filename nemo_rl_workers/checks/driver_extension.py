@@ -29,7 +29,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nemo_rl_workers.checks.driver_walk import DriverScript, Passed, UnusableDriver, read_driver
 from nemo_rl_workers.errors import Problem
@@ -42,12 +42,23 @@ if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.extension_rules import ExtensionAudit
     from nemo_rl_workers.checks.audit.extensions import ExtensionSection
     from nemo_rl_workers.checks.audit.rules import Finding
-    from nemo_rl_workers.checks.config_check import ConfigReport
     from nemo_rl_workers.model.resolver import Resolution
     from nemo_rl_workers.tree.revision import Revision
 
 # The audit's rule, where only a module the driver does not import registers the class.
 UNREGISTERED_RULE = "extension-unregistered"
+
+
+class ConfigReport(Protocol):
+    """What of `config_check.ConfigReport` this fills (named structurally: that module
+    runs this one)."""
+
+    workers: list[Resolution]
+    problems: list[Problem]
+    warnings: list[str]
+    skipped: list[str]
+    unusable: str | None
+    revision: Revision | None
 
 
 @dataclass
