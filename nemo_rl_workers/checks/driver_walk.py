@@ -264,30 +264,43 @@ class _Script:
                 owner = self.absolute(target.value)
                 if owner is None or not owner.startswith(f"{self.package}."):
                     continue
-                for driver in self._picking(owner, target.attr):
-                    yield self._replacement(stmt, f"{owner}.{target.attr}", driver)
+                for driver, by_name in self._picking(owner, target.attr):
+                    yield self._replacement(stmt, f"{owner}.{target.attr}", driver, by_name)
 
-    def _picking(self, module: str, name: str) -> list[str]:
-        """The drivers whose module is `module` and whose class body calls `name` with one
-        of the worker classes the driver starts (`name("pkg.Worker", config)`)."""
-        out: list[str] = []
+    def _picking(self, module: str, name: str) -> list[tuple[str, str | None]]:
+        """The drivers whose class body calls `module.name` with one of the worker classes
+        the driver starts (`name("pkg.Worker", config)`): (driver, None) where `module` is
+        the driver's own, (driver, its module) where that module imported the name from
+        `module` (`from module import name`)."""
+        out: list[tuple[str, str | None]] = []
         for driver, fqn in self.revision.driver_fqns.items():
-            if fqn.rpartition(".")[0] != module or self.revision.root is None:
-                continue
-            workers = {row.default_fqn for row in self.revision.rows_of(driver)}
-            source = _tree_module(self.revision.root, module)
+            own = fqn.rpartition(".")[0]
+            source = (_tree_module(self.revision.root, own)
+                      if self.revision.root is not None else None)
             if source is None:
                 continue
+            local = name if own == module else _imported_as(source, own, module, name)
+            if local is None:
+                continue
+            workers = {row.default_fqn for row in self.revision.rows_of(driver)}
             cls = next((n for n in source.body if isinstance(n, ast.ClassDef)
                         and n.name == driver), None)
-            if cls is not None and any(_picks(function, name, workers)
+            if cls is not None and any(_picks(function, local, workers)
                                        for function in ast.walk(cls)
                                        if isinstance(function, ast.FunctionDef)):
-                out.append(driver)
+                out.append((driver, None if own == module else own))
         return out
 
-    def _replacement(self, stmt: ast.Assign, target: str, driver: str) -> Passed:
+    def _replacement(self, stmt: ast.Assign, target: str, driver: str,
+                     by_name: str | None) -> Passed:
         given = f"{target} = {_text(stmt.value)}"
+        if by_name is not None:  # the driver's module holds the function it imported
+            return Passed(driver, stmt.lineno, None, given, replaces=True, undecided=(
+                f"it replaces {target}, with which {driver} picks its worker class, but "
+                f"{by_name} imports that function by name, so {driver} calls the "
+                f"replacement only if {by_name} is first imported after this line (what the "
+                f"script imports before it may import {by_name}); replace "
+                f"{by_name}.{target.rpartition('.')[2]} instead"))
         returns = self._returns(stmt.value)
         if returns is None or len(set(returns)) != 1:
             return Passed(driver, stmt.lineno, None, given, replaces=True, undecided=(
@@ -455,6 +468,25 @@ def _settled(value: Value, changed: Mapping[str, str]) -> Value:
                 if path == where or path.startswith(f"{where}.") or not where:
                     return Unknown(f"it reads {path}, and {why}", value.reads, value.env)
     return value
+
+
+def _imported_as(source: ast.Module, own: str, module: str, name: str) -> str | None:
+    """The name `own` (a module of the tree, parsed as `source`) binds `module.name` to
+    with a module-level `from ... import`, or None."""
+    package = own.rpartition(".")[0]
+    for stmt in source.body:
+        if not isinstance(stmt, ast.ImportFrom):
+            continue
+        base = stmt.module or ""
+        if stmt.level:
+            parts = package.split(".")
+            base = ".".join([*parts[:len(parts) - stmt.level + 1], *([base] if base else [])])
+        if base != module:
+            continue
+        for alias in stmt.names:
+            if alias.name == name:
+                return alias.asname or name
+    return None
 
 
 def _picks(function: ast.FunctionDef, name: str, workers: set[str]) -> bool:

@@ -270,6 +270,22 @@ def test_a_replaced_resolver(project: Path, cache: Path) -> None:
         problem["message"], problem
 
 
+def test_a_resolver_replaced_where_it_is_defined(project: Path, cache: Path) -> None:
+    """`utils.resolve_policy_worker_cls = f`: lm_policy imported the function by name, so
+    whether Policy calls the replacement depends on the import order: undecided."""
+    driver = project / DRIVER
+    _edit(driver, PASSED_AT, "")
+    _edit(driver, "\n\ndef main(", (
+        "\nimport nemo_rl.models.policy.utils as policy_utils\n\n"
+        f'policy_utils.resolve_policy_worker_cls = lambda cls, cfg: "{EXTENSION}"\n\n\n'
+        "def main("))
+    code, payload = _json(cache)
+    assert code == 1
+    (problem,) = _problems(payload, "driver.undecided")
+    assert ("but nemo_rl.models.policy.lm_policy imports that function by name, so Policy "
+            "calls the replacement only if") in problem["message"], problem
+
+
 def test_a_replaced_vllm_resolver(project: Path, cache: Path) -> None:
     """VllmGeneration's resolver takes the class through a local name (`worker_cls =
     "..."; resolve_generation_worker_cls(worker_cls, self.cfg)`): found as well."""
