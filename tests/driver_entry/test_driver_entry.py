@@ -202,14 +202,37 @@ def test_each_read_of_the_config_is_followed(project: Path, cache: Path, read: s
         assert _policy(payload)["source"] == "default"
 
 
-def test_a_class_the_walk_cannot_compute_is_undecided(project: Path, cache: Path) -> None:
+@pytest.mark.parametrize(("before", "given"), [
+    ("", "EXTENSION_FQN"),  # a module constant (written at module level below)
+    (f'    ext = "{EXTENSION}"\n', "ext"),  # a local name assigned before the call
+])
+def test_a_constant_or_a_local_name(project: Path, cache: Path, before: str,
+                                    given: str) -> None:
     driver = project / DRIVER
-    _edit(driver, PASSED_AT, "worker_extension_cls_fqn=os.environ.get('MY_EXT') or pick(),")
+    _edit(driver, PASSED_AT, f"worker_extension_cls_fqn={given},")
+    _edit(driver, "\n\ndef main(", f'\nEXTENSION_FQN = "{EXTENSION}"\n\n\ndef main(')
+    _edit(driver, "    # 0) Config\n", f"    # 0) Config\n{before}")
+    code, payload = _json(cache)
+    assert code == 0, payload["problems"]
+    assert _policy(payload)["fqn"] == EXTENSION
+
+
+@pytest.mark.parametrize(("before", "given", "why"), [
+    ("", "os.environ.get('MY_EXT') or pick()", "it calls pick(), code this check does not run"),
+    # A name assigned under a branch: which value it holds at the call is not followed.
+    (f'    ext = "{EXTENSION}"\n    if tokenizer is None:\n        ext = "other.Ext"\n',
+     "ext", "assigns in a statement this check does not follow"),
+])
+def test_a_class_the_walk_cannot_compute_is_undecided(project: Path, cache: Path, before: str,
+                                                      given: str, why: str) -> None:
+    driver = project / DRIVER
+    _edit(driver, PASSED_AT, f"worker_extension_cls_fqn={given},")
+    _edit(driver, "\n    # 1) Set up compute cluster", f"\n{before}    # 1) Set up compute cluster")
     code, payload = _json(cache)
     assert code == 1
     (problem,) = _problems(payload, "driver.undecided")
-    assert problem["file"] == DRIVER and problem["line"] == _line(driver, "pick(),")
-    assert "policy: undecided: " in problem["message"], problem
+    assert problem["file"] == DRIVER and problem["line"] == _line(driver, f"={given},")
+    assert "policy: undecided: " in problem["message"] and why in problem["message"], problem
     assert _policy(payload)["source"] == "default"
 
 
