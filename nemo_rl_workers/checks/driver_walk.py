@@ -607,5 +607,8 @@ def _unquoted(node: ast.expr) -> ast.expr:
 
 
 def _text(node: ast.AST) -> str:
-    text = " ".join(ast.unparse(node).split())
+    try:
+        text = " ".join(ast.unparse(node).split())
+    except RecursionError:  # a hostile script's expression, nested past the limit
+        return "an expression nested too deeply to show"
     return text if len(text) <= 80 else text[:77] + "..."

@@ -346,3 +346,13 @@ def test_a_hostile_driver_is_one_line(project: Path, cache: Path) -> None:
         (line,) = err.splitlines()
         assert line.startswith(f"nemo-rl-workers: {CONFIG}: --entry {driver}: "), line
         assert said.strip() in line, line
+
+
+def test_an_expression_nested_past_the_limit_is_undecided(project: Path, cache: Path) -> None:
+    """A chain the parser accepts but no recursive walk can follow (or show)."""
+    _edit(project / DRIVER, PASSED_AT, "worker_extension_cls_fqn=" + "+".join(['"a"'] * 900)
+          + ",")
+    code, payload = _json(cache)
+    assert code == 1
+    (problem,) = _problems(payload, "driver.undecided")
+    assert "nested too deeply" in problem["message"], problem
