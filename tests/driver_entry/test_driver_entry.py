@@ -356,3 +356,14 @@ def test_an_expression_nested_past_the_limit_is_undecided(project: Path, cache: 
     assert code == 1
     (problem,) = _problems(payload, "driver.undecided")
     assert "nested too deeply" in problem["message"], problem
+
+
+def test_quant_cfg_with_the_driver_s_class_is_a_warning(project: Path, cache: Path) -> None:
+    """This tree's Policy starts the constructor's class over the quantized worker
+    `quant_cfg` picks (DESIGN's mechanism 3): said, as the quantization may not run."""
+    code, payload = _json(cache, "policy.quant_cfg=FP8_DEFAULT_CFG")
+    assert code == 0, payload["problems"]
+    assert _policy(payload)["fqn"] == EXTENSION
+    (warning,) = [w for w in payload["warnings"] if "quant_cfg is set" in w]
+    assert "in place of nemo_rl.modelopt.models.policy.workers.dtensor_quant_policy_worker_v2" \
+           ".DTensorQuantPolicyWorkerV2, the quantized worker it would pick" in warning, warning
