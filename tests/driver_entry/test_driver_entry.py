@@ -367,3 +367,14 @@ def test_quant_cfg_with_the_driver_s_class_is_a_warning(project: Path, cache: Pa
     (warning,) = [w for w in payload["warnings"] if "quant_cfg is set" in w]
     assert "in place of nemo_rl.modelopt.models.policy.workers.dtensor_quant_policy_worker_v2" \
            ".DTensorQuantPolicyWorkerV2, the quantized worker it would pick" in warning, warning
+
+
+def test_a_class_that_is_no_actor_is_refused(project: Path, cache: Path) -> None:
+    _edit(project / "template_project" / "worker_extension.py",
+          '@ray.remote(\n    runtime_env=get_runtime_env_for_policy_worker('
+          '"dtensor_policy_worker_v2")\n)  # pragma: no cover\n', "")
+    code, payload = _json(cache)
+    assert code == 1
+    (problem,) = _problems(payload, "extension-not-actor")
+    assert problem["file"] == DRIVER
+    assert f"{EXTENSION} is not an actor class" in problem["message"], problem
