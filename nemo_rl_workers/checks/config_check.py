@@ -246,6 +246,16 @@ def _analyzed(path: str, config: dict[str, Any], lines: Lines, report: ConfigRep
 
     report.problems = [locate(path, lines, p) for p in report.problems]
     report.lines, report.defaults_line = lines, defaults_line(path)
+    # -- the user's driver as the entry (issue 44, item 3): the class it hands a driver of
+    # a tree that takes it only in code, judged as a config-selected one; its problems are
+    # located at the driver's lines, so this runs after the config's are located.
+    from nemo_rl_workers.tree.launch import NAMED
+
+    if launch is not None and launch.entry is not None and launch.entry_why == NAMED and \
+            revision is not None and not revision.is_reference:
+        from nemo_rl_workers.checks.driver_extension import judge_driver
+
+        judge_driver(launch.entry, config, report, revision)
     # A rule met on two sections (a student's and a teacher's Policy) is one line.
     report.skipped = list(dict.fromkeys(report.skipped))
     report.warnings = list(dict.fromkeys(report.warnings))

@@ -15,15 +15,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.tree.entry_scripts import EntryScript, EntryScriptError, read_entry_script
-from nemo_rl_workers.tree.launch import Launch
+from nemo_rl_workers.tree.entry_scripts import (
+    EntryScript,
+    EntryScriptError,
+    EntryScriptUnreadable,
+    read_entry_script,
+)
+from nemo_rl_workers.tree.launch import NAMED, Launch
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.entry_walk import EntryRun
     from nemo_rl_workers.tree.revision import Revision
 
 
-NAMED = "named with --entry"  # the user's own choice: an entry that cannot be used is exit 2
 
 
 @dataclass
@@ -53,9 +57,11 @@ def choose_entry(config: str, launch: Launch | None, revision: Revision) -> Chos
                 launch.entry, revision.setups, root,
                 None if launch.entry_why in ("", NAMED) else _shown(launch.entry, root))
         except EntryScriptError as error:
-            if launch.entry_why == NAMED:  # named by the user: their input is unusable
-                chosen.unusable = str(error)
+            if launch.entry_why == NAMED and isinstance(error, EntryScriptUnreadable):
+                chosen.unusable = str(error)  # the user's own input cannot be used
                 return chosen
+            # A driver that builds the tree's drivers itself (no `setup`) is judged for the
+            # class it hands them (`driver_extension`); the config's shape picks the rules.
             chosen.notes.append(f"entry: {error}; judged through the algorithm the config's "
                                 "shape selects")
             return chosen

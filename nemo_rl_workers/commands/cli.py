@@ -294,10 +294,9 @@ def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.config_check import ConfigReport, analyze_file
-    from nemo_rl_workers.checks.launch_entry import NAMED
     from nemo_rl_workers.commands.launch_inputs import launch_inputs, undecided_launch
     from nemo_rl_workers.model.preflight import world_size_from
-    from nemo_rl_workers.tree.launch import Launch
+    from nemo_rl_workers.tree.launch import NAMED, Launch
 
     try:
         world_size = world_size_from(args.nodes, args.gpus_per_node, args.world_size)

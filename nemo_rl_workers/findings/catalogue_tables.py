@@ -213,6 +213,38 @@ PROBLEMS: Rows = (
         "what the tree's message says (or check against another tree)",
     ),
     (
+        'driver.no-such-class',
+        ('`check --entry DRIVER`: the class the driver hands a driver of the tree '
+         '(`Policy(..., worker_extension_cls_fqn=...)`, a replaced resolver) exists '
+         "neither in the tree nor in the driver's folder or its package's; the message "
+         'names the closest classes'),
+        'correct the name where the driver (or the config key it reads) gives it',
+    ),
+    (
+        'driver.wrong-base',
+        ("`check --entry DRIVER`: the driver's class takes the place of the worker the "
+         'section would start with this config, but its nearest base in the tree is '
+         "another worker's (a DTensor v2 extension where the config selects v1), or no "
+         "worker's"),
+        'subclass the worker the section starts (or the plain class it wraps)',
+    ),
+    (
+        'driver.no-parameter',
+        ('`check --entry DRIVER`: the driver passes `worker_extension_cls_fqn=` to a '
+         'driver class whose constructor in this tree takes no such parameter (a '
+         '`TypeError` before any worker starts)'),
+        'select the class the way this tree reads it',
+    ),
+    (
+        'driver.undecided',
+        ('`check --entry DRIVER`: the class the driver passes (or the section its '
+         '`config=` builds) is not a value the walk computes: a call, a name assigned '
+         'under a branch, a config block handed to code that may change it, `**kwargs`, a '
+         'replaced resolver that returns more than one literal; the message names the '
+         'line; never a pass'),
+        'pass a literal, a module constant or a read of the config',
+    ),
+    (
         'cluster',
         ('the `cluster:` section cannot give a world size: `gpus_per_node` or '
          '`num_nodes` is not a positive integer, or non-colocated generation leaves no '

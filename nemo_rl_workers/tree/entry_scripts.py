@@ -37,7 +37,11 @@ class EntryScript:
 
 
 class EntryScriptError(ValueError):
-    """The script cannot be read, or calls no `setup` of the tree: one line, its path in it."""
+    """The script calls no `setup` of the tree (or cannot be read): one line, its path in it."""
+
+
+class EntryScriptUnreadable(EntryScriptError):
+    """The script cannot be read or parsed (a FIFO, not UTF-8, not Python)."""
 
 
 def read_entry_script(path: str, algorithms: Collection[str], root: str | None = None,
@@ -49,14 +53,14 @@ def read_entry_script(path: str, algorithms: Collection[str], root: str | None =
     shown = shown or path
     text = read_source(Path(path))
     if isinstance(text, SourceProblem):
-        raise EntryScriptError(str(text).replace(path, shown, 1))
+        raise EntryScriptUnreadable(str(text).replace(path, shown, 1))
     model = SourceTree(roots=(str(Path(path).parent),))
     name = _module_name(Path(path), root)
     model_module(model, Path(path), name, text)
     module = model.modules.get(name)
     if module is None:
         problem = model.problems[0] if model.problems else SourceProblem(path, "cannot be read")
-        raise EntryScriptError(str(problem).replace(path, shown, 1))
+        raise EntryScriptUnreadable(str(problem).replace(path, shown, 1))
     found: list[tuple[str, str, CallSiteFound]] = []
     for call in model.calls:
         if call.module != name or call.function is None:

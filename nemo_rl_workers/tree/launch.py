@@ -13,6 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+# `Launch.entry_why` of an entry the user named (`check --entry SCRIPT`): their own input,
+# so an entry that cannot be read is unusable (exit 2), and a driver is judged for the
+# extension class it hands the tree's drivers.
+NAMED = "named with --entry"
+
 
 @dataclass(frozen=True)
 class Launch:

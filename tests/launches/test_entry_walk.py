@@ -126,8 +126,19 @@ def test_the_entry_s_own_assertion_is_a_rule(tmp_path: Path) -> None:
                p["message"] for p in report["problems"])
 
 
+def test_a_named_entry_that_calls_no_setup_is_said_and_the_shape_chooses(
+        tmp_path: Path) -> None:
+    """A user's driver builds the tree's drivers itself: no `setup` to walk to."""
+    _, recipe, _ = _tree_with_entry(tmp_path, "    pass")
+    driver = tmp_path / "driver.py"
+    driver.write_text("def main():\n    pass\n")
+    code, report, err = _check("--entry", str(driver), recipe)
+    assert err == "" and code == 1  # the tree's refusal of the config as loaded stands
+    assert any(s.startswith(f"entry: {driver}: calls no algorithm's setup() of this NeMo-RL")
+               for s in report["skipped"])
+
+
 @pytest.mark.parametrize(("text", "said"), [
-    ("def main():\n    pass\n", "calls no algorithm's setup() of this NeMo-RL"),
     ("def main(:\n", "is not valid Python"),
     (b"\xff\xfe not utf-8", "UTF-8"),
 ])
