@@ -68,7 +68,7 @@ test-cluster: setup
 TOOL_ONLY_TESTS ?= tests/audit tests/audit_ext tests/config tests/source tests/tree \
 	tests/reach tests/revision tests/migrate tests/guard tests/user_extension \
 	tests/pytest_plugin tests/formats tests/contracts tests/static_cache tests/static_check \
-	tests/launches tests/recall
+	tests/launches tests/recall tests/driver_entry
 PY313 ?= ../shared/tools/py313
 test-py313:
 	@[ -x $(PY313) ] || { echo "make test-py313: needs $(PY313) (the shared tools)" >&2; exit 1; }

@@ -58,7 +58,7 @@ def choose_entry(config: str, launch: Launch | None, revision: Revision) -> Chos
                 None if launch.entry_why in ("", NAMED) else _shown(launch.entry, root))
         except EntryScriptError as error:
             if launch.entry_why == NAMED and isinstance(error, EntryScriptUnreadable):
-                chosen.unusable = str(error)  # the user's own input cannot be used
+                chosen.unusable = f"--entry {error}"  # the user's own input: unusable
                 return chosen
             # A driver that builds the tree's drivers itself (no `setup`) is judged for the
             # class it hands them (`driver_extension`); the config's shape picks the rules.
