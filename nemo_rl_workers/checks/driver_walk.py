@@ -47,7 +47,7 @@ from nemo_rl_workers.errors import show
 from nemo_rl_workers.tree.knowledge import ACTOR_ENVIRONMENT_REGISTRIES, EXTENSION_FIELD
 from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.source.reading import SourceProblem, read_source
-from nemo_rl_workers.tree.source.resolve import dotted_name
+from nemo_rl_workers.tree.source.resolve import dotted_name, own_nodes
 
 # A driver's config parameter, where no annotation names an entry config class.
 CONFIG_NAMES = ("config", "master_config")
@@ -422,7 +422,7 @@ class _Walk:
     def _unsettle(self, stmt: ast.stmt) -> None:
         """Names a statement may assign (it is not followed) become unknown; config blocks
         it hands a call that may change them are marked changed."""
-        for node in _own_nodes(stmt):
+        for node in own_nodes(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.scope.names[node.id] = Unknown(
                     f"it reads {node.id}, which line {getattr(node, 'lineno', stmt.lineno)} "
@@ -434,7 +434,7 @@ class _Walk:
         self._calls_in(stmt)
 
     def _calls_in(self, stmt: ast.stmt) -> None:
-        for node in _own_nodes(stmt):
+        for node in own_nodes(stmt):
             if not isinstance(node, ast.Call):
                 continue
             name = (node.func.attr if isinstance(node.func, ast.Attribute)
@@ -522,18 +522,6 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     for case in getattr(stmt, "cases", []):
         blocks.append(case.body)
     return blocks
-
-
-def _own_nodes(stmt: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a statement, not those of functions or classes it defines."""
-    todo = [stmt]
-    while todo:
-        node = todo.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                      ast.ClassDef)):
-                todo.append(child)
 
 
 def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:

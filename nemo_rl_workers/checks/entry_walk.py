@@ -43,6 +43,7 @@ from nemo_rl_workers.checks.tree_rules import (
     worker_stops,
 )
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.source.resolve import dotted_name
 from nemo_rl_workers.tree.source_kept import tree_source
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ class _EntryWalk(SetupWalk):
         held = self.scope.names.get(config)
         if not isinstance(held, Known):
             return None
-        callee = _dotted(value.func)
+        callee = dotted_name(value.func)
         head = callee.partition(".")[0] if callee else ""
         resolved = (self.scope.imports.get(head, head) + callee[len(head):]) if callee else ""
         if resolved == CONTAINER and value.args and isinstance(value.args[0], ast.Name) \
@@ -191,12 +192,3 @@ class _EntryWalk(SetupWalk):
                 isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                 and n.func.attr in PARSERS for n in ast.walk(function.node))
         return False
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None

@@ -28,7 +28,7 @@ import copy
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -53,6 +53,7 @@ from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.source.resolve import own_nodes
 from nemo_rl_workers.tree.source_kept import tree_source
 
 if TYPE_CHECKING:
@@ -602,7 +603,7 @@ class SetupWalk:
         if not self.FOLLOWS_HELPERS or self.depth >= MAX_HELPER_DEPTH or not isinstance(
                 stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert)):
             return
-        for node in _own_nodes(stmt):
+        for node in own_nodes(stmt):
             if not isinstance(node, ast.Call) or any(
                     isinstance(a, ast.Starred) for a in node.args) or any(
                     k.arg is None for k in node.keywords):
@@ -680,7 +681,7 @@ class SetupWalk:
         `cfg.update(...)`, `.pop(...)`): on known arguments, where the walk is sure it
         runs, the walk's copy changes as the run's does; otherwise every name that holds
         it is no longer known."""
-        for node in _own_nodes(stmt):
+        for node in own_nodes(stmt):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     node.func.attr in _IN_PLACE:
                 receiver = self.evaluator().value(node.func.value)
@@ -719,7 +720,7 @@ class SetupWalk:
         loop is not followed, why."""
         if not isinstance(stmt, ast.For) or stmt.orelse or unsure is not None or any(
                 isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom,
-                               ast.Try)) for n in _own_nodes(stmt)) or self._starts_workers(
+                               ast.Try)) for n in own_nodes(stmt)) or self._starts_workers(
                     stmt):
             return unsure or "it runs in a loop, which this check does not follow"
         sequence = self.evaluator().value(stmt.iter)
@@ -763,7 +764,7 @@ class SetupWalk:
 
     def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[_Guard],
               reason: str) -> None:
-        for node in _own_nodes(stmt):
+        for node in own_nodes(stmt):
             if isinstance(node, (ast.Assert, ast.Raise)):
                 self.rules.append(self._rule(node, guards, "undecided", reason, (), ()))
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -839,9 +840,9 @@ class SetupWalk:
     STATIC_CALLS_START = True
 
     def _starts_workers(self, stmt: ast.stmt) -> bool:
-        bases = {id(n.value) for n in _own_nodes(stmt) if isinstance(n, ast.Attribute)} \
+        bases = {id(n.value) for n in own_nodes(stmt) if isinstance(n, ast.Attribute)} \
             if not self.STATIC_CALLS_START else set()
-        for node in _own_nodes(stmt):
+        for node in own_nodes(stmt):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     id(node.func.value) in bases and _called_name(node) not in self.stops:
                 continue
@@ -980,18 +981,6 @@ def _holds(value: object, changed: object) -> bool:
         elif isinstance(current, (list, tuple)):
             stack.extend(current)
     return seen >= MAX_HELD  # too big to look through: said changed
-
-
-def _own_nodes(stmt: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a statement, not entering function or class bodies it defines."""
-    stack: list[ast.AST] = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                      ast.Lambda)):
-                stack.append(child)
 
 
 def _target_name(target: ast.expr) -> str | None:

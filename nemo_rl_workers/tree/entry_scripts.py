@@ -21,6 +21,7 @@ from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.build import model_module
 from nemo_rl_workers.tree.source.model import Function, Module, SourceTree
 from nemo_rl_workers.tree.source.reading import SourceProblem, read_source
+from nemo_rl_workers.tree.source.resolve import dotted_name
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def read_entry_script(path: str, algorithms: Collection[str], root: str | None =
     for call in model.calls:
         if call.module != name or call.function is None:
             continue
-        callee = _dotted(call.node.func)
+        callee = dotted_name(call.node.func)
         if callee is None:
             continue
         target = module.imports.get(callee.partition(".")[0])
@@ -96,15 +97,6 @@ class CallSiteFound:
     function: Function
     config: str
     line: int
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 def _module_name(path: Path, root: str | None) -> str:

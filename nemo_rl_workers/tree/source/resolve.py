@@ -10,6 +10,7 @@ it; a class that is its own ancestor, or bases C3 cannot order, is a problem on 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from nemo_rl_workers.tree.source.model import ClassInfo, Function, Module, Mro, SourceTree
@@ -85,6 +86,18 @@ def resolve_function(tree: SourceTree, fqn: str) -> Function | None:
             return None
         current = module.imports[rest[0]]
     return None
+
+
+def own_nodes(stmt: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a statement, not entering function or class bodies it defines."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                      ast.Lambda)):
+                stack.append(child)
 
 
 def dotted_name(node: ast.expr) -> str | None:
