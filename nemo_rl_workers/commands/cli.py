@@ -17,6 +17,14 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from nemo_rl_workers.commands.config_reports import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_UNUSABLE,
+    check_recipe,
+    config_revisions,
+    emit_reports,
+)
 from nemo_rl_workers.commands.options import build_parser, chosen_format
 from nemo_rl_workers.commands.streams import OutputFailed, SafeStream, silence_stdout
 from nemo_rl_workers.errors import one_line
@@ -25,9 +33,7 @@ from nemo_rl_workers.findings.formats import STRUCTURED
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.config_check import ConfigReport
     from nemo_rl_workers.commands.verify_tree import Judged
-    from nemo_rl_workers.tree.revision import Revision
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 EXIT_INTERNAL = 70  # sysexits' EX_SOFTWARE: a bug in this program, never a verdict on the input
 EXIT_OUTPUT = 74  # sysexits' EX_IOERR: stdout or stderr cannot be written (a full disk, closed)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
@@ -80,35 +86,6 @@ def main(
         return EXIT_INTERRUPTED
     except BaseException as error:  # noqa: BLE001 - the safety net: a bug, reported as such
         return _internal_error(error, safe_err, sys.argv[1:] if argv is None else argv)
-
-
-def check_recipe(config: str, overrides: Sequence[str], *, entry: str | None = None) -> int:
-    """`check`'s verdicts on one recipe and its `key=value` overrides, against the tree
-    the config belongs to (as `check` chooses it), on the process's own streams: what
-    `nemo-rl-workers run` and the armed guard run before the entry point. `entry`: the
-    script being run, which the config is judged through. Nothing is imported: against a
-    user's tree the classes are judged from source, and the reference's are not verified."""
-    from nemo_rl_workers.checks.config_check import analyze_file
-    from nemo_rl_workers.tree.launch import Launch
-
-    out = cast(TextIO, SafeStream(sys.stdout))
-    err = cast(TextIO, SafeStream(sys.stderr))
-    # The tree the config belongs to, through the default cache (no flags at launch).
-    launch = argparse.Namespace(nemo_rl=None, reference=False, cache_dir=None, no_cache=False)
-    revisions = _revisions(launch, [config], err)
-    if revisions is None:
-        return EXIT_UNUSABLE
-    revision = revisions[config]
-    report = analyze_file(config, overrides, world_size=None, verify=not revision.is_reference,
-                          preflight=True, world_size_from_config=True, only_read_env=True,
-                          revision=revision,
-                          launch=None if entry is None else Launch(
-                              config, tuple(overrides), entry=entry,
-                              entry_why="the script being run"))
-    code = _emit([report], False, out, err)
-    out.flush()
-    err.flush()
-    return code
 
 
 def _internal_error(error: BaseException, err: TextIO, argv: Sequence[str]) -> int:
@@ -210,86 +187,17 @@ def _registry_unusable(err: TextIO) -> bool:
     return False
 
 
-def _emit(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
-    from nemo_rl_workers.commands.cache import say_cache_notes
-    from nemo_rl_workers.findings.report import (
-        render_text,
-        report_json,
-        revision_line,
-        use_color,
-    )
-
-    say_cache_notes(reports, err)
-    for report in reports:
-        if report.unusable is not None:
-            print(f"nemo-rl-workers: {one_line(report.config)}: {one_line(report.unusable)}",
-                  file=err)
-    if as_json:
-        payload: dict[str, Any] = (
-            report_json(reports[0])
-            if len(reports) == 1
-            else {"configs": [report_json(r) for r in reports]}
-        )
-        json.dump(payload, out, indent=2)
-        out.write("\n")
-    else:
-        color = use_color(out)
-        usable = [r for r in reports if r.unusable is None]
-        blocks = []
-        named: str | None = None
-        said: set[str] = set()
-        for report in usable:
-            # Each report starts with the NeMo-RL it was judged against, where it changes;
-            # what that NeMo-RL makes skip is said under it, once per run.
-            line = revision_line(report) if report.judged else named
-            notes = [f"skipped: {one_line(n)}" for n in report.revision_notes if n not in said]
-            said.update(report.revision_notes)
-            head = "\n".join([line, *notes]) if line is not None and line != named \
-                else "\n".join(notes)
-            text = render_text(report, color=color)
-            blocks.append(f"{head}\n{text}" if head else text)
-            named = line
-        if blocks:
-            print("\n\n".join(blocks), file=out)
-    if any(r.unusable is not None for r in reports):
-        return EXIT_UNUSABLE
-    return EXIT_PROBLEMS if any(r.problems for r in reports) else EXIT_OK
-
-
-def _revisions(args: argparse.Namespace, configs: Sequence[str],
-               err: TextIO) -> dict[str, Revision] | None:
-    """The NeMo-RL each config is judged against; None after one line for a bad --nemo-rl
-    (or --cache-dir)."""
-    from nemo_rl_workers.commands.cache import Revisions
-    from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
-
-    found: dict[str, Revision] = {}
-    revisions = Revisions(args, err)
-    try:
-        for config in configs:
-            revision = revisions(find_checkout(args.nemo_rl, [config], args.reference))
-            if revision is None:
-                return None
-            found[config] = revision
-    except UnusableCheckout as bad:
-        print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)  # a path may hold a newline
-        return None
-    finally:
-        revisions.say_notes()
-    return found
-
-
 def _resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.checks.config_check import analyze_file
 
-    revisions = _revisions(args, [args.config], err)
+    revisions = config_revisions(args, [args.config], err)
     if revisions is None:
         return EXIT_UNUSABLE
     report = analyze_file(
         args.config, args.overrides, world_size=None, verify=False, preflight=False,
         revision=revisions[args.config],
     )
-    return _emit([report], args.json, out, err)
+    return emit_reports([report], args.json, out, err)
 
 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -337,7 +245,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              for item in launch_inputs(_config_inputs(given))]
     files = [item if isinstance(item, str) else item.config for item in items
              if not isinstance(item, ConfigReport) and not _undecided(item)]
-    revisions = _revisions(args, files, err)
+    revisions = config_revisions(args, files, err)
     if revisions is None:
         return EXIT_UNUSABLE
     # Against another tree, "verify" is the audit's findings on the classes a section
@@ -371,7 +279,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         code = emit_check(reports, args.output_format, out, err)
     else:
-        code = _emit(reports, args.json, out, err)
+        code = emit_reports(reports, args.json, out, err)
     return code if baseline is None else baseline.exit_code(code, err)
 
 

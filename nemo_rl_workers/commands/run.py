@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
+from nemo_rl_workers.guard.recipe_check import recipe_of
+
 USAGE = ("usage: nemo-rl-workers run [--strict] [--warn | --no-preflight] SCRIPT [ARGS...]\n"
          "       nemo-rl-workers run [--strict] [--warn | --no-preflight] -m MODULE [ARGS...]\n"
          "Runs a NeMo-RL entry point as python would, with the runtime guard armed\n"
@@ -30,27 +32,6 @@ USAGE = ("usage: nemo-rl-workers run [--strict] [--warn | --no-preflight] SCRIPT
          "            problems in only warns (default: exit 1 before the program starts)\n"
          "  --no-preflight  do not check the recipe\n"
          "  (without either: NEMO_RL_WORKERS_GUARD_PREFLIGHT=warn|off, else check)")
-
-
-def recipe_of(args: Sequence[str]) -> tuple[str, list[str]] | None:
-    """(config, overrides) of a program's arguments, as upstream's scripts parse them:
-    `--config FILE` or `--config=FILE`, and `key=value` arguments."""
-    config: str | None = None
-    overrides: list[str] = []
-    items = list(args)
-    index = 0
-    while index < len(items):
-        item = items[index]
-        if item == "--config" and index + 1 < len(items):
-            config = items[index + 1]
-            index += 2
-            continue
-        if item.startswith("--config="):
-            config = item.partition("=")[2]
-        elif not item.startswith("-") and "=" in item:
-            overrides.append(item)
-        index += 1
-    return (config, overrides) if config else None
 
 
 class Preflight(Protocol):

@@ -12,7 +12,7 @@ placement group or worker group can exist before it is imported.
 
 It runs in the main program only: `sys.argv[0]` is the script (or the `-m` module's file)
 that `__main__` runs, and its arguments hold `--config FILE` as `run` parses them
-(`commands.run.recipe_of`). A Ray worker (no `--config`), `python -c`, the REPL, and a
+(`recipe_of`). A Ray worker (no `--config`), `python -c`, the REPL, and a
 multiprocessing child (its main module is `__mp_main__`) pay a look at `sys.argv`.
 
 `NEMO_RL_WORKERS_GUARD_PREFLIGHT` (`check` (default), `warn`, `off`) says what problems do:
@@ -58,11 +58,30 @@ def launch_key(args: Sequence[str]) -> str:
     return hashlib.sha256(joined).hexdigest()[:32]
 
 
+def recipe_of(args: Sequence[str]) -> tuple[str, list[str]] | None:
+    """(config, overrides) of a program's arguments, as upstream's scripts parse them:
+    `--config FILE` or `--config=FILE`, and `key=value` arguments."""
+    config: str | None = None
+    overrides: list[str] = []
+    items = list(args)
+    index = 0
+    while index < len(items):
+        item = items[index]
+        if item == "--config" and index + 1 < len(items):
+            config = items[index + 1]
+            index += 2
+            continue
+        if item.startswith("--config="):
+            config = item.partition("=")[2]
+        elif not item.startswith("-") and "=" in item:
+            overrides.append(item)
+        index += 1
+    return (config, overrides) if config else None
+
+
 def main_launch(argv: Sequence[str], main: types.ModuleType | None) -> Launch | None:
     """The recipe of the main program (`argv`, `__main__`); None where the process is not
     one (`-c`, the REPL, stdin, a multiprocessing child) or takes no `--config`."""
-    from nemo_rl_workers.commands.run import recipe_of
-
     if not argv or argv[0] in ("", "-c", "-") or main is None:
         return None
     if getattr(main, "__name__", None) != "__main__":
@@ -127,7 +146,7 @@ def _check(launch: Launch) -> int | None:
     """`check`'s exit code on the launch, its lines on the process's streams; None when
     the check itself failed (fail open)."""
     try:
-        from nemo_rl_workers.commands.cli import check_recipe
+        from nemo_rl_workers.commands.config_reports import check_recipe
         from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
         sys.stdout.flush()

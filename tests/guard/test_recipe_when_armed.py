@@ -144,14 +144,14 @@ INJECTED = '''
 import runpy
 import sys
 
-import nemo_rl_workers.commands.cli as cli
+import nemo_rl_workers.commands.config_reports as reports
 
 
 def _injected_check_bug(*args, **kwargs):
     raise RuntimeError("recipe check bug injected on purpose by the test")
 
 
-cli.check_recipe = _injected_check_bug
+reports.check_recipe = _injected_check_bug
 sys.argv[0] = "examples/run_grpo.py"
 runpy.run_path(sys.argv[0], run_name="__main__")
 '''
@@ -284,7 +284,7 @@ def test_a_worker_like_process_pays_nothing(tree: Path) -> None:
     loaded: list[str] = json.loads(done.stdout)
     assert "nemo_rl_workers.guard.recipe_check" in loaded
     assert not [m for m in loaded if m.startswith(("nemo_rl_workers.checks",
-                                                   "nemo_rl_workers.commands.cli"))]
+                                                   "nemo_rl_workers.commands"))]
 
 
 def test_a_process_started_with_the_same_arguments_is_not_checked_again(tree: Path) -> None:

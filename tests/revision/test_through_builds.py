@@ -171,8 +171,14 @@ def test_upstream_s_teacher_guard_is_decided_through_its_helpers() -> None:
     assert report["world_size"] == 8
     assert report["world_size_from"].startswith(
         "sum([train_gpus_per_node] * train_nodes) at nemo_rl/algorithms/grpo.py:1025")
+    # Launched as upstream launches it (its suite script's run_grpo_nemo_gym.py), the entry
+    # sets async_engine = True again before setup; through the plain GRPO entry, the
+    # override stands.
     code, report = _check("--nemo-rl", str(root), str(recipe),
                           "policy.generation.vllm_cfg.async_engine=false")
+    assert (code, report["problems"]) == (0, [])
+    code, report = _check("--nemo-rl", str(root), "--entry", str(root / "examples/run_grpo.py"),
+                          str(recipe), "policy.generation.vllm_cfg.async_engine=false")
     assert code == 1
     # The recipe runs NeMo-Gym (env.should_use_nemo_gym), whose own helper asserts the
     # same first (nemo_gym.py:90, called from grpo.py:733 before any worker starts).
