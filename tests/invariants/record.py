@@ -1,0 +1,105 @@
+"""The record of every verdict the tool gives on the two corpus trees, for issue 45's moves.
+
+A move of code must not change a verdict: for every shipped config, the classes it picks, the
+world size, the problems, the warnings and the rule sites it could not decide; for every
+campaign launch, the same; for each tree, the audit's findings. `python -m
+tests.invariants.record` writes the record; `test_invariants.py` compares today's answers
+with it. Only what a verdict says is kept, in the form the JSON output gives it, with the
+corpus folder written as `<tree>` so the record does not depend on where the corpus lies.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nemo_rl_workers.commands.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO.parent / "shared" / "corpus"
+TREES = {"2026-08": CORPUS / "nemo-rl", "2025-09": CORPUS / "nemo-rl-2025-09"}
+RECORD = Path(__file__).with_name("verdicts.json")
+CAMPAIGNS = ("nightly.txt", "release.txt")
+
+Json = Any
+
+
+def _run(argv: list[str]) -> Json:
+    out = io.StringIO()
+    saved = sys.stdout
+    sys.stdout = out
+    try:
+        main(argv)
+    finally:
+        sys.stdout = saved
+    return json.loads(out.getvalue())
+
+
+def _relative(root: Path) -> Callable[[Json], Json]:
+    prefix = str(root)
+
+    def strip(value: Json) -> Json:
+        if isinstance(value, str):
+            return value.replace(prefix, "<tree>")
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items()}
+        return value
+
+    return strip
+
+
+def _verdict(report: Json) -> Json:
+    """What a config's report says, without how the tool found the tree."""
+    return {
+        "workers": [[w["section"], w["fqn"], w["backend"], w["mode"], w["quantized"],
+                     w["warnings"]] for w in report["workers"]],
+        "world_size": report["world_size"],
+        "world_size_from": report["world_size_from"],
+        "problems": report["problems"],
+        "warnings": report["warnings"],
+        "undecided": report["skipped"],
+        "error": report["error"],
+        "entry": report["entry"],
+        "judged": report["judged"],
+    }
+
+
+def _configs(root: Path) -> Json:
+    reports = _run(["check", "--json", "--no-verify", "--no-cache",
+                    str(root / "examples" / "configs")])["configs"]
+    return {report["config"]: _verdict(report) for report in reports}
+
+
+def _launches(root: Path) -> Json:
+    suites = root / "tests" / "test_suites"
+    lists = [str(suites / name) for name in CAMPAIGNS if (suites / name).is_file()]
+    if not lists:
+        return {}
+    reports = _run(["check", "--json", "--no-verify", "--no-cache", *lists])["configs"]
+    return {f"{report['launch']}": _verdict(report) for report in reports}
+
+
+def _audit(root: Path) -> Json:
+    answer = _run(["audit", "--json", "--show-guarded", "--no-cache", "--nemo-rl", str(root)])
+    return {"findings": answer["findings"], "undecided": answer["undecided"],
+            "problems": answer["problems"]}
+
+
+def record_of(root: Path) -> Json:
+    strip = _relative(root)
+    return strip({"configs": _configs(root), "launches": _launches(root), "audit": _audit(root)})
+
+
+def main_record() -> None:
+    record = {name: record_of(root) for name, root in TREES.items() if (root / "nemo_rl").is_dir()}
+    RECORD.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main_record()
