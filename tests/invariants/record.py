@@ -5,7 +5,8 @@ world size, the problems, the warnings and the rule sites it could not decide; f
 campaign launch, the same; for each tree, the audit's findings. `python -m
 tests.invariants.record` writes the record; `test_invariants.py` compares today's answers
 with it. Only what a verdict says is kept, in the form the JSON output gives it, with the
-corpus folder written as `<tree>` so the record does not depend on where the corpus lies.
+corpus folder written as `<tree>` in keys and values, so the record does not depend on where
+the corpus lies (CI's clone is not this machine's).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from nemo_rl_workers.commands.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = (REPO.parent / "shared" / "corpus").resolve()
 TREES = {"2026-08": CORPUS / "nemo-rl", "2025-09": CORPUS / "nemo-rl-2025-09"}
 RECORD = Path(__file__).with_name("verdicts.json")
 CAMPAIGNS = ("nightly.txt", "release.txt")
@@ -48,7 +49,7 @@ def _relative(root: Path) -> Callable[[Json], Json]:
         if isinstance(value, list):
             return [strip(v) for v in value]
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items()}
+            return {strip(k): strip(v) for k, v in value.items()}
         return value
 
     return strip
