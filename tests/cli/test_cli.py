@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -12,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.model.resolver import quant_auto_warning
 from nemo_rl_workers.model.table import BUILTIN_ROWS
+from tests.cli_run import run_cli as run
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "configs"
@@ -38,11 +37,6 @@ policy:
       async_engine: false
 """
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.corpus import NEMO_RL
 from tests.docs.snippets import (
     REPO,
     TIMEOUT_S,
@@ -36,7 +37,7 @@ TEMPLATE_README = REPO / "research" / "template_project" / "README.md"
 DOCS = (README, GUIDE, TEMPLATE_README)
 HOOKS = REPO / ".pre-commit-hooks.yaml"
 # Blocks marked `<!-- test: corpus -->` run on upstream's tree beside the repository.
-CORPUS = (REPO / ".." / "shared" / "corpus" / "nemo-rl").resolve()
+CORPUS = NEMO_RL.resolve()
 CHECKED_LANGS = {"sh", "python", "yaml", "toml", "ini"}  # ini: test_ci_section.py
 YAML_KINDS = ("config", "pre-commit-config", "github-workflow",  # each has a test below
               "github-annotations", "gitlab-ci",  # these two in test_ci_section.py

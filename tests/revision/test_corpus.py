@@ -13,12 +13,10 @@ from nemo_rl_workers.checks.config_check import load_for_check
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.commands.migrate import run_migrate
 from nemo_rl_workers.tree.revision_build import build_revision
+from tests.corpus import TREES
 
 REPO = Path(__file__).resolve().parents[2]
-CORPORA = {
-    "2026-08": REPO.parent / "shared" / "corpus" / "nemo-rl",
-    "2025-09": REPO.parent / "shared" / "corpus" / "nemo-rl-2025-09",
-}
+CORPORA = TREES
 
 
 @pytest.fixture(params=sorted(CORPORA))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from nemo_rl_workers.commands.cli import main
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.test_corpus import CORPORA
 from tests.revision.test_trees import OLD_CONFIG
 from tests.revision.trees import OLD_POLICY, config, old_tree, write

@@ -94,6 +94,37 @@ PRIVATE_TODAY = {
     "nemo_rl_workers.checks.audit.extension_rules._transparent": "item 1",
 }
 
+# Tests that reach into the tool's private names (issue 45, item 7: a test holds what users
+# see, so a move of code does not break it): "test uses target.name" -> who removes it.
+TESTS_PRIVATE_TODAY = {
+    # This process's memo of parses, emptied to act as a new process; and a parse counted
+    # (item 4: the cache's tests run a new process or read the store, as the tree's do).
+    "tests.cache_keys.test_check_keys uses nemo_rl_workers.reading.loader._MERGED": "item 4",
+    "tests.cache_keys.test_check_keys uses nemo_rl_workers.reading.loader._PARSE_CACHE":
+        "item 4",
+    "tests.cache_keys.test_check_keys uses nemo_rl_workers.reading.loader._parse_text":
+        "item 4",
+    "tests.cache_keys.test_check_keys uses nemo_rl_workers.checks.derived_answers._libraries":
+        "item 4",
+    "tests.config.test_interpolation_pruned uses nemo_rl_workers.reading.loader._MERGED":
+        "item 4",
+    "tests.config.test_interpolation_pruned uses "
+    "nemo_rl_workers.reading.pruned_resolve._RESOLVED": "item 4",
+    "tests.static_cache.test_static_cache uses "
+    "nemo_rl_workers.checks.static_check._run_checker": "item 4",
+    # The guard's verdicts asked of its private judges (item 1: the guard judges through
+    # the one reader's on-demand model, with a public verdict).
+    "tests.guard.test_driver_model uses nemo_rl_workers.guard.driver_model._pointer_name":
+        "item 1",
+    "tests.guard.test_driver_model uses nemo_rl_workers.guard.hooks._worker_verdict": "item 1",
+    "tests.guard.test_driver_model uses nemo_rl_workers.guard.worker_check._checked": "item 1",
+    "tests.guard.test_extension_base uses nemo_rl_workers.guard.hooks._method_verdict":
+        "item 1",
+    # Compatibility of two findings decided on their text (item 3: findings as data).
+    "tests.revision.test_trees uses nemo_rl_workers.checks.revision_rules._compatible":
+        "item 3",
+}
+
 # The packages the private-name rule holds: the tool and `contracts`.
 HELD = ("nemo_rl_workers", "contracts")
 # The package's own `__init__` is the lazy public API: at run time it imports `lazy` only;
@@ -207,10 +238,23 @@ def test_no_private_name_crosses_a_module(import_graph: ImportGraph) -> None:
     assert new == [], "private names used across modules:\n" + "\n".join(new)
 
 
+def pinned_privates(graph: ImportGraph) -> list[str]:
+    """Every private name of the tool or `contracts` a test uses."""
+    return sorted({f"{use.module} uses {use.target}.{use.name}" for use in graph.private_uses
+                   if use.module.split(".")[0] == "tests" and use.target.split(".")[0] in HELD})
+
+
+def test_no_test_pins_a_private_name_of_the_tool(import_graph: ImportGraph) -> None:
+    """A test of a private name breaks when the code moves, though nothing users see did."""
+    new = [line for line in pinned_privates(import_graph) if line not in TESTS_PRIVATE_TODAY]
+    assert new == [], "tests using private names of the tool:\n" + "\n".join(new)
+
+
 @pytest.mark.parametrize(("listed", "find"), [
     (UPWARD_TODAY, lambda graph: upward_imports(arrows(graph))),
     (PRIVATE_TODAY, private_uses),
-], ids=["upward", "private"])
+    (TESTS_PRIVATE_TODAY, pinned_privates),
+], ids=["upward", "private", "tests-private"])
 def test_every_listed_exception_is_still_one(
         import_graph: ImportGraph, listed: dict[str, str],
         find: Callable[[ImportGraph], list[str]]) -> None:

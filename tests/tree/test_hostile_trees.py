@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from bench.bench_support import run_child
+from tests.corpus import NEMO_RL
 from tests.revision.trees import OLD_FILES, config, old_tree, write
 
 POLICY_CONFIG = """\
@@ -250,7 +251,7 @@ def test_a_cyclic_mro_in_the_default_worker_is_undecided(tmp_path: Path) -> None
 
 # -- size -------------------------------------------------------------------------------
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "nemo-rl"
+CORPUS = NEMO_RL
 
 
 @pytest.mark.slow
