@@ -81,6 +81,7 @@ def test_the_environment_the_tree_reads_asks_again(
     assert run(*checked)[0] == 1
 
 
+@pytest.mark.slow  # four checks, each a new process: about 6 s
 def test_the_environment_the_config_interpolates_asks_again(
         checked: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """${oc.env:MODEL,tiny}: the fork refuses the model $MODEL names; a value read from the
