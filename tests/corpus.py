@@ -24,8 +24,9 @@ TREES = {"2026-08": NEMO_RL, "2025-09": NEMO_RL_2025_09}
 
 
 def corpus_tree(name: str = "nemo-rl") -> Path:
-    """The corpus tree `name` (a folder of CORPORA, or a date of TREES); skips where absent."""
+    """The corpus tree `name` (a folder of CORPORA, or a date of TREES); the calling test
+    skips where it is absent (no `nemo_rl` package in it)."""
     path = TREES.get(name, CORPORA / name)
-    if not path.is_dir():
+    if not (path / "nemo_rl").is_dir():
         pytest.skip(f"corpus absent: {path}")
     return path

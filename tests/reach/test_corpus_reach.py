@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from tests.cli_run import run_cli
-from tests.corpus import CORPORA as SHARED_CORPORA
+from tests.corpus import corpus_tree
 
-SHARED = SHARED_CORPORA.resolve()
 CORPORA = ("nemo-rl", "nemo-rl-2025-09")
 RECIPE = "examples/configs/grpo_math_1B.yaml"
 
@@ -61,9 +60,7 @@ VERIFIED_REACHED: dict[tuple[str, str, str], str] = {}
 
 
 def _corpus(name: str) -> Path:
-    root = SHARED / name
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(name).resolve()
     return root
 
 

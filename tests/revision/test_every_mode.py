@@ -17,7 +17,7 @@ from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.revision_build import build_revision
 from nemo_rl_workers.tree.revision_cache import BadPayload, as_payload, from_payload, revision_key
 from tests.cli_run import run_cli as run
-from tests.corpus import TREES
+from tests.corpus import TREES, corpus_tree
 from tests.revision.trees import GENERATION, OLD_FILES, config, write
 
 # An evaluation entry: its whole config has no policy; its setup builds the generation
@@ -423,16 +423,12 @@ CORPORA = TREES
 
 @pytest.fixture(params=sorted(CORPORA))
 def tree(request: pytest.FixtureRequest) -> Path:
-    root = CORPORA[request.param]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(request.param)
     return root
 
 
 def _corpus(name: str) -> Path:
-    root = CORPORA[name]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(name)
     return root
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.structure.graph import ImportGraph, PrivateUse
+from tests.structure.graph import ImportGraph, PrivateUse, find_cycle
 
 # Lowest first, as DESIGN.md's "The tool's package, by pipeline stage" lets data flow; a
 # folder DESIGN names that does not exist yet (io/, config/, reference/, migrate/,
@@ -230,6 +230,26 @@ def test_no_arrow_back_up(import_graph: ImportGraph) -> None:
     upward = upward_imports(arrows(import_graph))
     new = [line for line in upward if line not in UPWARD_TODAY]
     assert new == [], "imports from a lower layer into a higher one:\n" + "\n".join(new)
+
+
+def folder_of(module: str) -> str:
+    """`nemo_rl_workers.tree.source.model` -> `nemo_rl_workers.tree` (a stage's folder)."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_circle_between_stages(import_graph: ImportGraph) -> None:
+    """Between the tool's folders too (two stages that import each other are one), beyond
+    today's listed arrows back up; within a folder `test_import_cycles` holds."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in arrows(import_graph).items():
+        if module.split(".")[0] != "nemo_rl_workers" or module == FACADE:
+            continue
+        folders.setdefault(folder_of(module), set()).update(
+            folder_of(t) for t in targets if t.split(".")[0] == "nemo_rl_workers"
+            and t != FACADE and folder_of(t) != folder_of(module)
+            and f"{module} -> {t}" not in UPWARD_TODAY)
+    cycle = find_cycle(folders)
+    assert cycle is None, "stages that import each other: " + " -> ".join(cycle or [])
 
 
 def test_no_private_name_crosses_a_module(import_graph: ImportGraph) -> None:
