@@ -107,6 +107,7 @@ def test_the_guide_documents_every_field() -> None:
 CORPUS = NEMO_RL
 
 
+@pytest.mark.slow  # the corpus tree's model, built on first use: 11.8 s on 2 busy cores
 @pytest.mark.parametrize("recipe", ["evals/eval.yaml",
                                     "recipes/llm/mopd-qwen3-1.7b-3n8g-megatron-pack.yaml"],
                          ids=["the evaluation's generation block", "on-policy distillation"])
