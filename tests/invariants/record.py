@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from nemo_rl_workers.commands.cli import main
+from tests.corpus import CORPORA
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus"
+# Resolved: the record's keys are the configs' paths as the tool prints them, written where
+# the corpus is not behind a symlink (/work/shared); a worktree reaches it through one.
+CORPUS = CORPORA.resolve()
 TREES = {"2026-08": CORPUS / "nemo-rl", "2025-09": CORPUS / "nemo-rl-2025-09"}
 RECORD = Path(__file__).with_name("verdicts.json")
 CAMPAIGNS = ("nightly.txt", "release.txt")
