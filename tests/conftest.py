@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: ONE local Ray cluster for the whole session.
+"""Suite-wide fixtures: ONE local Ray cluster for the whole session; the in-process CLI
+(`cli`) and the shared corpus of NeMo-RL trees (`corpus`).
 
 The cluster starts on first use by a test that asks for `ray_cluster` (mark those tests
 `ray`), with 2 CPUs and no dashboard, and is always shut down at the end of the session.
@@ -12,9 +13,14 @@ import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.cli_run import Ran
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -103,3 +109,21 @@ def ray_cluster() -> Iterator[None]:
     finally:
         if started:
             ray.shutdown()
+
+
+@pytest.fixture()
+def cli() -> Callable[..., Ran]:
+    """`cli("check", path)`: `nemo-rl-workers` run in this process (tests/cli_run.py), its
+    exit code and output."""
+    from tests.cli_run import run_cli
+
+    return run_cli
+
+
+@pytest.fixture()
+def corpus() -> Callable[..., Path]:
+    """`corpus()` is the 2026-08 NeMo-RL tree, `corpus("nemo-rl-2025-09")` (or
+    `corpus("2025-09")`) the older one; the test skips where it is absent (tests/corpus.py)."""
+    from tests.corpus import corpus_tree
+
+    return corpus_tree

@@ -19,6 +19,8 @@ wrappers), never changing upstream's source:
 - `class_rules`: its own code against the tree (overrides vs its bases' calls, vLLM's
   attribute-clash rule for an extension it hands vLLM);
 - `driver_calls`: what the constructing driver calls on its workers (the audit's rules);
+- `environment_fix`: the fix of an `actor-environment` refusal (the environment the tree
+  registers for the class's base);
 - `worker_check`: one Ray task in the workers' interpreter imports and inspects the class,
   and checks it with `contracts` against the revision's Protocol;
 - `notes`: the PEP 678 notes a failed worker call gains;

@@ -10,11 +10,21 @@ files) and the checks, which read the model and never read source themselves:
 - `conditions`: the config switches a call or a worker choice holds under;
 - `drivers`: which worker class each driver starts under which switches, every dispatch
   site with its receiver, the actor-environment registry;
+- `delegated_drivers`, `actor_lookups`, `frozen_groups`, `base_environment`,
+  `class_names`: what the drivers start through a class they build, actors a plain
+  reading does not name, what a driver clears before building, environments, class names;
+- `entry_scripts`, `entry_builds`, `entry_configs`, `cluster_builds`: the entry scripts,
+  which driver their `setup` builds on which config block, the clusters it sizes;
+- `launch`, `launch_scripts`, `shell_syntax`, `shell_values`: a launch (a recipe as a run
+  starts it) and upstream's launch scripts read as data;
 - `checkout`: which tree a command judges, and its project file (the vLLM it pins);
-- `git_head`: the tree's commit;
-- `revision`: the distilled model every command judges against (schema, worker table,
-  defaults, environments, calls per driver, version, vLLM pin, what is undecided);
-- `cache`: the revision model on disk, keyed by the content of every file it read.
+- `git_head`, `tree_version`: the tree's commit and the release it says it is;
+- `revision`, `revision_build`, `stage`: the distilled model every command judges against
+  (schema, worker table, defaults, environments, calls per driver, version, vLLM pin, what
+  is undecided), how it is built, and the front door that hands it to a command;
+- `cache`, `content_key`, `revision_cache`, `source_kept`: entries on disk keyed by the
+  content of what an answer was made from, that key, the revision model's entry, and the
+  source model a run already built.
 
 Nothing here imports `checks`, `findings` or `commands`.
 """

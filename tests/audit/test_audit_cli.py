@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
 from tests.audit.tree import write_tree
+from tests.cli_run import Ran, run_cli
 
 WORKERS = '''
 class SyncWorker:
@@ -32,10 +32,8 @@ class Tty(io.StringIO):
         return True
 
 
-def run(argv: list[str], out: io.StringIO | None = None) -> tuple[int, str, str]:
-    stdout, stderr = out if out is not None else io.StringIO(), io.StringIO()
-    code = main(argv, stdout, stderr)
-    return code, stdout.getvalue(), stderr.getvalue()
+def run(argv: list[str], out: io.StringIO | None = None) -> Ran:
+    return run_cli(*argv, stdout=out)
 
 
 # A caller in the tree: its findings are reachable (errors), not latent.

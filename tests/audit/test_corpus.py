@@ -16,8 +16,9 @@ import pytest
 
 from nemo_rl_workers.checks.audit import AuditReport, audit
 from tests.audit.tree import mutated_copy
+from tests.corpus import NEMO_RL
 
-CORPUS = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "nemo-rl").resolve()
+CORPUS = NEMO_RL.resolve()
 
 DTENSOR_V1 = {"DTensorPolicyWorker", "DTensorQuantPolicyWorker"}
 DTENSOR = DTENSOR_V1 | {"DTensorPolicyWorkerV2", "DTensorQuantPolicyWorkerV2"}

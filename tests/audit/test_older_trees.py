@@ -12,9 +12,9 @@ import pytest
 
 from nemo_rl_workers.checks.audit import AuditReport, audit
 from tests.audit.tree import audited, keys, mutated_copy, write_tree
+from tests.corpus import NEMO_RL_2025_09
 
-OLD = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
-       / "nemo-rl-2025-09").resolve()
+OLD = NEMO_RL_2025_09.resolve()
 
 WORKERS = '''
 class SyncWorker:

@@ -4,12 +4,11 @@ Each class from the analysis, shown by pairs of trees: the guard there, and remo
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-from nemo_rl_workers.commands.cli import main
 from tests.audit.tree import audited
+from tests.cli_run import run_cli
 
 WORKERS = '''
 class SyncWorker:
@@ -104,10 +103,7 @@ def test_guarded_findings_are_notes_shown_on_request_and_counted(tmp_path: Path)
                      extra={"nemo_rl/environment.py": ENVIRONMENT})
 
     def run(*more: str) -> tuple[int, str]:
-        out = io.StringIO()
-        code = main(["audit", "--no-cache", "--nemo-rl", report.root, *more], out,
-                    io.StringIO())
-        return code, out.getvalue()
+        return run_cli("audit", "--no-cache", "--nemo-rl", report.root, *more)[:2]
 
     code, out = run()
     assert code == 0  # nothing a caller reaches

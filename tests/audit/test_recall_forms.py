@@ -11,6 +11,7 @@ from pathlib import Path
 
 from nemo_rl_workers.checks.audit import AuditReport
 from tests.audit.tree import audited, keys
+from tests.cli_run import run_cli
 
 WORKERS = '''
 class SyncWorker:
@@ -121,9 +122,7 @@ def test_getattr_name_chosen_by_an_if_else_checks_each_side(tmp_path: Path) -> N
 def test_an_edited_entry_script_is_a_new_cached_audit(tmp_path: Path) -> None:
     """The audit reads the tree's entry scripts, so its cache is keyed by them too: a
     script whose call goes wrong is audited afresh, not answered from the entry."""
-    import io
 
-    from nemo_rl_workers.commands.cli import main
     from tests.audit.tree import write_tree
 
     root = write_tree(tmp_path / "tree", workers=WORKERS.format(async_params=""),
@@ -135,8 +134,7 @@ def test_an_edited_entry_script_is_a_new_cached_audit(tmp_path: Path) -> None:
     argv = ["audit", "--nemo-rl", str(root), "--cache-dir", str(tmp_path / "cache")]
 
     def audit() -> tuple[int, str]:
-        out, err = io.StringIO(), io.StringIO()
-        return main(argv, out, err), out.getvalue()
+        return run_cli(*argv)[:2]
 
     assert audit()[0] == 0
     script = root / "examples/run_gym.py"

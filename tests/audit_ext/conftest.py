@@ -1,5 +1,6 @@
 """The fixture trees (tests/audit_ext/trees, `.py.txt` so no tool checks them as code),
-copied as Python trees; and the corpus, skipped where absent."""
+copied as Python trees; and the corpus's NeMo-RL as a package (`upstream`), skipped where
+absent."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.corpus import NEMO_RL
+
 TREES = Path(__file__).resolve().parent / "trees"
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "nemo-rl"
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +27,7 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def corpus() -> Path:
-    if not (CORPUS / "nemo_rl" / "__init__.py").is_file():
-        pytest.skip(f"the NeMo-RL corpus is absent ({CORPUS})")
-    return CORPUS
+def upstream() -> Path:
+    if not (NEMO_RL / "nemo_rl" / "__init__.py").is_file():
+        pytest.skip(f"the NeMo-RL corpus is absent ({NEMO_RL})")
+    return NEMO_RL

@@ -4,7 +4,6 @@ the Protocols emitted for that revision, type-checked by mypy and pyrefly."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -18,8 +17,8 @@ import pytest
 from nemo_rl_workers.checks.audit.context import AuditContext
 from nemo_rl_workers.checks.audit.protocols_emit import protocols_source
 from nemo_rl_workers.checks.audit.run import audit
-from nemo_rl_workers.commands.cli import main
 from tests.audit.tree import mutated_copy
+from tests.cli_run import run_cli
 
 COMMITTED = Path(__file__).resolve().parent / "corpus_protocols.py.txt"
 BIN = Path(sys.executable).parent
@@ -27,14 +26,13 @@ BACKEND = "nemo_rl/models/generation/vllm/vllm_backend.py"
 
 
 def corpus_json(corpus: Path, *args: str) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    main(["audit", "--nemo-rl", str(corpus), "--json", *args], out, err)
-    report: dict[str, Any] = json.loads(out.getvalue())
+    report: dict[str, Any] = json.loads(
+        run_cli("audit", "--nemo-rl", str(corpus), "--json", *args).out)
     return report
 
 
-def test_upstreams_vllm_extensions_clash_with_vllm_0_33(corpus: Path) -> None:
-    report = corpus_json(corpus)
+def test_upstreams_vllm_extensions_clash_with_vllm_0_33(upstream: Path) -> None:
+    report = corpus_json(upstream)
     clashes = [f for f in report["findings"] if f["rule"] == "vllm-extension-clash"]
     # Checked by hand: vllm_backend.py:787 defines synchronize_device on
     # VllmInternalWorkerExtension (the other three inherit it); vLLM 0.33's
@@ -69,10 +67,10 @@ def test_upstreams_vllm_extensions_clash_with_vllm_0_33(corpus: Path) -> None:
     assert vllm["collective_rpc"]["unresolved"] == []
 
 
-def test_upstreams_template_project(corpus: Path) -> None:
-    template = corpus / "research" / "template_project"
-    plain = corpus_json(corpus)
-    report = corpus_json(corpus, "--path", str(template),
+def test_upstreams_template_project(upstream: Path) -> None:
+    template = upstream / "research" / "template_project"
+    plain = corpus_json(upstream)
+    report = corpus_json(upstream, "--path", str(template),
                          "template_project.worker_extension.DTensorPolicyWorkerV2Extension")
     (ext,) = report["extensions"]
     assert ext["role"] == "Policy"
@@ -96,12 +94,12 @@ def _context(corpus: Path) -> AuditContext:
     return found[0]
 
 
-def test_emitted_protocols_are_the_committed_copy(corpus: Path) -> None:
-    text = protocols_source(_context(corpus))
+def test_emitted_protocols_are_the_committed_copy(upstream: Path) -> None:
+    text = protocols_source(_context(upstream))
     assert text == COMMITTED.read_text(encoding="utf-8"), (
         "regenerate: nemo-rl-workers audit --nemo-rl ../shared/corpus/nemo-rl "
         "--emit-protocols tests/audit_ext/corpus_protocols.py.txt")
-    assert text == protocols_source(_context(corpus))  # deterministic
+    assert text == protocols_source(_context(upstream))  # deterministic
 
 
 def _checked_classes(ctx: AuditContext, text: str) -> list[tuple[str, str]]:
@@ -123,9 +121,9 @@ def _checked_classes(ctx: AuditContext, text: str) -> list[tuple[str, str]]:
 
 @pytest.mark.slow
 def test_mypy_and_pyrefly_accept_the_protocols_and_upstreams_default_workers(
-    corpus: Path, tmp_path: Path
+    upstream: Path, tmp_path: Path
 ) -> None:
-    ctx = _context(corpus)
+    ctx = _context(upstream)
     text = protocols_source(ctx)
     (tmp_path / "protocols.py").write_text(text, encoding="utf-8")
     pairs = _checked_classes(ctx, text)
@@ -138,7 +136,7 @@ def test_mypy_and_pyrefly_accept_the_protocols_and_upstreams_default_workers(
                   "    return worker"]
     (tmp_path / "check.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    env["MYPYPATH"] = str(corpus)
+    env["MYPYPATH"] = str(upstream)
     # upstream's heavy dependencies (torch, ray, vllm, ...) are not installed: Any.
     mypy = subprocess.run(
         [str(BIN / "mypy"), "--ignore-missing-imports", "--follow-imports=silent",
@@ -146,7 +144,7 @@ def test_mypy_and_pyrefly_accept_the_protocols_and_upstreams_default_workers(
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
     (tmp_path / "pyrefly.toml").write_text(
-        f'project-includes = ["*.py"]\nsearch-path = [".", "{corpus}"]\n'
+        f'project-includes = ["*.py"]\nsearch-path = [".", "{upstream}"]\n'
         'python-version = "3.11"\n', encoding="utf-8")
     pyrefly = subprocess.run([str(BIN / "pyrefly"), "check"], cwd=tmp_path, env=env,
                              capture_output=True, text=True, timeout=600, check=False)
@@ -158,16 +156,16 @@ def test_mypy_and_pyrefly_accept_the_protocols_and_upstreams_default_workers(
 
 
 def test_a_checkpoint_engine_name_misspelt_in_a_copy_of_the_corpus(
-        corpus: Path, tmp_path: Path) -> None:
+        upstream: Path, tmp_path: Path) -> None:
     """The synchronizer's `_run_generation("prepare_checkpoint_engine")` misspelt: the
     name reaches `collective_rpc` through `checkpoint_engine_rpc`'s parameter, and
     neither extension the vLLM workers hand vLLM has it (checked by hand: the mixins
     with the checkpoint engine define `prepare_checkpoint_engine` only)."""
-    copy = mutated_copy(corpus, tmp_path,
+    copy = mutated_copy(upstream, tmp_path,
                         "nemo_rl/weight_sync/checkpoint_engine_weight_synchronizer.py",
                         'self._run_generation("prepare_checkpoint_engine")',
                         'self._run_generation("prepare_checkpoint_engin")')
-    before = {(f["rule"], f["call"], f["method"]) for f in corpus_json(corpus)["findings"]}
+    before = {(f["rule"], f["call"], f["method"]) for f in corpus_json(upstream)["findings"]}
     after = corpus_json(copy, "--no-cache")
     new = [f for f in after["findings"] if (f["rule"], f["call"], f["method"]) not in before]
     sync_call, async_call = (f"nemo_rl/models/generation/vllm/checkpoint_engine.py:{line}"

@@ -6,7 +6,6 @@ runs nothing."""
 from __future__ import annotations
 
 import ast
-import io
 import shutil
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.checks.audit.protocols_shape import EmitError, check_emitted
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import Ran, run_cli
 
 INJECTED = "x\\nimport os; os.system('touch pwned')\\nclass _Z:\\n    pass\\n    #"
 """As written inside the tree's string literal: the method name holds newlines."""
@@ -59,10 +58,8 @@ print(sorted(n for n in vars(emitted) if n.endswith("WorkerProtocol")))
 '''
 
 
-def run(args: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(args, out, err)
-    return code, out.getvalue(), err.getvalue()
+def run(args: list[str]) -> Ran:
+    return run_cli(*args)
 
 
 @pytest.fixture

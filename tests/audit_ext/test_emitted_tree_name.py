@@ -4,7 +4,6 @@ people emitting the same tree commit the same file."""
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
@@ -12,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli
 
 GIT = shutil.which("git")
 FIRST_LINE = '"""Typed Protocols for the worker calls of the NeMo-RL tree {}.'
 
 
 def emit(nemo_rl: str, out: Path) -> str:
-    err = io.StringIO()
-    code = main(["audit", "--nemo-rl", nemo_rl, "--emit-protocols", str(out)], io.StringIO(), err)
-    assert code in (0, 1), err.getvalue()
+    code, _, err = run_cli("audit", "--nemo-rl", nemo_rl, "--emit-protocols", str(out))
+    assert code in (0, 1), err
     return out.read_text(encoding="utf-8")
 
 

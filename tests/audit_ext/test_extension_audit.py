@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import Ran, run_cli
 
 
-def run(args: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(args, out, err)
-    return code, out.getvalue(), err.getvalue()
+def run(args: list[str]) -> Ran:
+    return run_cli(*args)
 
 
 def audit_json(trees: Path, *extensions: str, vllm: bool = False) -> tuple[int, dict[str, Any]]:

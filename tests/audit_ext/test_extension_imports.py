@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from tests.audit.tree import write_tree
+from tests.corpus import CORPORA
 
 REPO = Path(__file__).resolve().parents[2]
-CORPORA = REPO.parent / "shared" / "corpus"
 
 WORKERS = '''
 class PolicyWorkerImpl:

@@ -4,15 +4,14 @@ error naming the class to subclass. Each as a pair (found, fixed clean)."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
 
-from nemo_rl_workers.commands.cli import main
 from tests.audit.tree import write_tree
+from tests.cli_run import run_cli
 
 WORKERS = '''
 import ray
@@ -63,10 +62,9 @@ def main(gen):
 
 
 def audit_json(tree: Path, user: Path, *extensions: str) -> tuple[int, dict[str, Any]]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["audit", "--no-cache", "--nemo-rl", str(tree), "--path", str(user), "--json",
-                 *extensions], out, err)
-    return code, json.loads(out.getvalue())
+    code, out, _ = run_cli("audit", "--no-cache", "--nemo-rl", str(tree), "--path", str(user),
+                           "--json", *extensions)
+    return code, json.loads(out)
 
 
 def rules(report: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -108,16 +106,16 @@ def test_a_subclass_of_a_ray_remote_class_names_the_class_to_subclass(tmp_path: 
         finding["message"])
 
 
-def test_the_template_projects_script_misspelt_in_a_copy(corpus: Path, tmp_path: Path) -> None:
+def test_the_template_projects_script_misspelt_in_a_copy(upstream: Path, tmp_path: Path) -> None:
     """Upstream's own research/template_project: a name its script calls, misspelt, is
     one finding on the extension (it vanished before)."""
     user = tmp_path / "template_project"
-    shutil.copytree(corpus / "research" / "template_project", user)
+    shutil.copytree(upstream / "research" / "template_project", user)
     script = user / "single_update.py"
     text = script.read_text(encoding="utf-8")
     script.write_text(text.replace('"get_worker_rank"', '"get_worker_rnak"'), encoding="utf-8")
     ext = "template_project.worker_extension.DTensorPolicyWorkerV2Extension"
-    _, before = audit_json(corpus, corpus / "research" / "template_project", ext)
-    code, after = audit_json(corpus, user, ext)
+    _, before = audit_json(upstream, upstream / "research" / "template_project", ext)
+    code, after = audit_json(upstream, user, ext)
     new = rules(after) - rules(before)
     assert code == 1 and new == {("missing-method", "get_worker_rnak", ext)}

@@ -5,13 +5,12 @@ method name on the policy's workers does not count for the generation worker."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli
 
 GENERATION_WORKER = '''
 from typing import Any
@@ -91,10 +90,9 @@ def _tree(tmp_path: Path, trees: Path, generation_name: str) -> Path:
 
 
 def _audit(root: Path) -> tuple[int, dict[str, Any]]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["audit", "--no-cache", "--nemo-rl", str(root), "--json"], out, err)
-    assert err.getvalue() == "", err.getvalue()
-    return code, json.loads(out.getvalue())
+    code, out, err = run_cli("audit", "--no-cache", "--nemo-rl", str(root), "--json")
+    assert err == "", err
+    return code, json.loads(out)
 
 
 def test_a_name_passed_on_that_the_extension_lacks_is_found(

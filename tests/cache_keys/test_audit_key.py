@@ -25,9 +25,9 @@ from tests.cache_keys.tree import (
     MIXIN,
     TREE,
     edit,
-    run,
     write,
 )
+from tests.cli_run import run_cli as run
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import pytest
 
 from nemo_rl_workers.checks import derived_answers
 from nemo_rl_workers.reading import loader
-from tests.cache_keys.tree import edit, run
+from tests.cache_keys.tree import edit
+from tests.cli_run import run_cli as run
 from tests.revision.test_tree_rules import RULES_CONFIG
 from tests.revision.trees import config
 from tests.tree.test_derived_answers import _refused, _tree

@@ -4,11 +4,8 @@ idiom), the worker, the extension vLLM is handed, a caller, and `pyproject.toml`
 
 from __future__ import annotations
 
-import io
 import textwrap
 from pathlib import Path
-
-from nemo_rl_workers.commands.cli import main
 
 WORKER = "nemo_rl/models/generation/vllm/vllm_worker.py"
 GENERATION = "nemo_rl/models/generation/vllm/vllm_generation.py"
@@ -153,9 +150,3 @@ def edit(path: Path, old: str, new: str) -> None:
     assert old in text, f"{path}: {old!r} is not there to edit"
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    """The real CLI entry, in this process."""
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()

@@ -3,23 +3,20 @@ config key (as `audit` accepts findings), new ones still failing, stale entries 
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import Ran, run_cli
 from tests.docs.snippets import REPO
 
 R5_KEY = "policy.worker_extension_cls_fqn"
 
 
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, out, err)
-    return code, out.getvalue(), err.getvalue()
+def run(argv: list[str]) -> Ran:
+    return run_cli(*argv)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ cluster; hostile descriptions are one line and exit 2."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
@@ -12,16 +11,11 @@ import pytest
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 
 from nemo_rl_workers.checks.cluster_check import GPU_BUNDLE
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli as run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = str(REPO / "examples" / "configs" / "grpo_tiny.yaml")  # cluster: 1 node x 2 GPUs
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def nodes_file(tmp_path: Path, text: str) -> str:

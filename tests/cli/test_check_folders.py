@@ -4,22 +4,16 @@ without any config is unusable input (exit 2, one line)."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli as run
 from tests.docs.snippets import REPO
 
 TINY = REPO / "examples" / "configs" / "grpo_tiny.yaml"
 OUTDATED = REPO / "docs" / "examples" / "outdated_grpo.yaml"
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def _tree(root: Path) -> Path:

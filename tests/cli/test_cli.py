@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -12,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.model.resolver import quant_auto_warning
 from nemo_rl_workers.model.table import BUILTIN_ROWS
+from tests.cli_run import run_cli as run
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "configs"
@@ -38,11 +37,6 @@ policy:
       async_engine: false
 """
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:
@@ -149,6 +143,7 @@ def test_yaml_syntax_error_and_bad_override_are_exit_2(tmp_path: Path) -> None:
     assert code == 2 and "malformed override 'policy.quant_cfg'" in err
 
 
+@pytest.mark.slow  # about 12 s on 2 busy cores
 def test_check_reports_every_problem_of_every_file(tmp_path: Path) -> None:
     good = write(tmp_path, "good.yaml", BASE_YAML)
     outdated = write(tmp_path, "old.yaml", BASE_YAML.replace("automodel_cfg:", "dtensor_cfg:"))
@@ -202,6 +197,7 @@ def test_check_without_world_size_says_what_it_skipped(tmp_path: Path) -> None:
     assert code == 2 and "gpus" in err
 
 
+@pytest.mark.slow  # verifies the classes in their environment: 27 s alone, 82 s on busy cores
 def test_check_verifies_the_shipped_examples() -> None:
     code, out, _ = run("check", str(EXAMPLES / "grpo_tiny_int8.yaml"), "--world-size", "2")
     assert code == 0, out

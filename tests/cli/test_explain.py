@@ -5,7 +5,6 @@ exit 2, naming the nearest names."""
 from __future__ import annotations
 
 import ast
-import io
 import json
 import subprocess
 import sys
@@ -14,17 +13,15 @@ from typing import get_args
 import pytest
 
 from nemo_rl_workers.checks.audit.rules import RULES as AUDIT_RULES
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.findings.catalogue import TABLES
 from nemo_rl_workers.findings.catalogue_tables import AUDIT
 from nemo_rl_workers.reading.safe_read import LoadErrorKind
 from tests.cli.rule_names import collect, emitted_rules, sources
+from tests.cli_run import Ran, run_cli
 
 
-def explain(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["explain", *argv], out, err)
-    return code, out.getvalue(), err.getvalue()
+def explain(*argv: str) -> Ran:
+    return run_cli("explain", *argv)
 
 
 EMITTED = emitted_rules()

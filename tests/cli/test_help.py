@@ -18,14 +18,14 @@ from nemo_rl_workers.commands.cache import MODEL_CACHE_ENV, model_cache_dir
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.commands.options import build_parser
 from nemo_rl_workers.tree.cache import DEFAULT_CACHE_DIR
+from tests.cli_run import run_cli
 from tests.guard.upstream import OLD_TREE
 
 
 def _help(*argv: str) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([*argv, "--help"], out, err)
-    assert (code, err.getvalue()) == (0, "")
-    return out.getvalue()
+    code, out, err = run_cli(*argv, "--help")
+    assert (code, err) == (0, "")
+    return out
 
 
 def _flat(text: str) -> str:

@@ -14,6 +14,7 @@ import pytest
 
 from nemo_rl_workers.commands import cli
 from nemo_rl_workers.commands.cache import MODEL_CACHE_ENV
+from tests.cli_run import run_cli
 
 SAVED = "nemo-rl-workers-internal-error-*.txt"
 
@@ -35,10 +36,9 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
 
 
 def _fail(*argv: str) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    assert cli.main(list(argv), out, err) == cli.EXIT_INTERNAL
-    assert out.getvalue() == ""
-    lines = err.getvalue().splitlines()
+    code, out, err = run_cli(*argv)
+    assert (code, out) == (cli.EXIT_INTERNAL, "")
+    lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         "nemo-rl-workers: internal error (RuntimeError); the traceback is in "), lines
     assert lines[0].endswith("; please report it with that file")

@@ -19,7 +19,8 @@ import pytest
 
 from nemo_rl_workers.guard.judgement import SourceIndex, judge_source
 from nemo_rl_workers.tree.source import ImportRoots
-from tests.revision.test_verify_tree_protocols import CORPORA, TREES, cli, extension
+from tests.corpus import CORPORA
+from tests.revision.test_verify_tree_protocols import TREES, cli, extension
 from tests.revision.trees import config, new_tree, write
 
 pytest_plugins = ("pytester",)

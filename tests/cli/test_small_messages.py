@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
+from tests.corpus import NEMO_RL
 from tests.revision.trees import OLD_FILES, OLD_POLICY, config, write
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus" / "nemo-rl"
+CORPUS = NEMO_RL
 
 # A remedy as long as lm_policy's TP>=4 one (some 700 characters), its escape last.
 REMEDY = " ".join(f"Step {i}: do the thing that helps." for i in range(20))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli as run
 
 TEMPLATE = "template_project.workers.TemplateAutomodelPolicyWorker"
 DEFAULT = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
@@ -17,11 +15,6 @@ INFERRED = (
     "(the default worker of its row)"
 )
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_an_extension_protocol_fqn_is_verified() -> None:

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.corpus import NEMO_RL
 
-TREE = Path(REPO_ROOT).parent / "shared" / "corpus" / "nemo-rl"
+TREE = NEMO_RL
 MODULE = TREE / "tests" / "unit" / "distributed" / "test_worker_groups.py"
 # The replacement for upstream's conftest (see the module docstring).
 REPLACEMENT_CONFTEST = """\

@@ -8,16 +8,9 @@ from typing import Any
 import pytest
 
 from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
+from tests.corpus import NEMO_RL
 
-CORPUS = (
-    Path(__file__).resolve().parents[2]
-    / ".."
-    / "shared"
-    / "corpus"
-    / "nemo-rl"
-    / "examples"
-    / "configs"
-).resolve()
+CORPUS = (NEMO_RL / "examples" / "configs").resolve()
 
 CorpusResults = dict[Path, "dict[str, Any] | ConfigLoadError"]
 

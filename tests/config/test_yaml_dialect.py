@@ -16,9 +16,10 @@ import pytest
 from omegaconf import OmegaConf
 
 from nemo_rl_workers.reading.safe_read import ConfigLoadError, parse_yaml
+from tests.corpus import NEMO_RL, NEMO_RL_2025_09
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPORA = [ROOT.parent / "shared" / "corpus" / name for name in ("nemo-rl", "nemo-rl-2025-09")]
+CORPORA = [NEMO_RL, NEMO_RL_2025_09]
 
 
 def _through_omegaconf(path: Path) -> Any:

@@ -2,7 +2,7 @@
 
     python -m tests.docs.protocol_reference   # rewrite the table in the guide
 
-`test_protocol_reference` fails when the guide's table is not what this renders, so
+`tests/newcomer/test_guide_sections.py` fails when the guide's table is not what this renders, so
 the members a newcomer must keep cannot drift from the Protocols the verifier uses.
 """
 

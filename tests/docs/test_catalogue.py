@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import get_args
 
+import pytest
+
 from contracts.verify import Rule as ViolationKind
 from nemo_rl_workers.model.preflight import RULES as PREFLIGHT_RULES
 from nemo_rl_workers.reading.loader import LoadErrorKind
@@ -115,12 +117,14 @@ def code_rules() -> set[str]:
     return rules | {r.name for r in PREFLIGHT_RULES}
 
 
+@pytest.mark.slow  # reads every module: 5.5 s on 2 busy cores
 def test_every_exception_class_has_an_entry() -> None:
     names = table_names(catalogue_section("Exceptions"))
     assert len(names) == len(set(names))
     assert sorted(names) == sorted(exception_classes(m for _, m in sources()))
 
 
+@pytest.mark.slow  # 9.7 s on 2 busy cores
 def test_every_problem_rule_has_an_entry() -> None:
     names = table_names(catalogue_section("Problem rules"))
     assert len(names) == len(set(names))

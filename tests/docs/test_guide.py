@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.corpus import NEMO_RL
 from tests.docs.snippets import (
     REPO,
     TIMEOUT_S,
@@ -36,7 +37,7 @@ TEMPLATE_README = REPO / "research" / "template_project" / "README.md"
 DOCS = (README, GUIDE, TEMPLATE_README)
 HOOKS = REPO / ".pre-commit-hooks.yaml"
 # Blocks marked `<!-- test: corpus -->` run on upstream's tree beside the repository.
-CORPUS = (REPO / ".." / "shared" / "corpus" / "nemo-rl").resolve()
+CORPUS = NEMO_RL.resolve()
 CHECKED_LANGS = {"sh", "python", "yaml", "toml", "ini"}  # ini: test_ci_section.py
 YAML_KINDS = ("config", "pre-commit-config", "github-workflow",  # each has a test below
               "github-annotations", "gitlab-ci",  # these two in test_ci_section.py
@@ -60,9 +61,14 @@ def _of(lang: str, directive: str | None = None) -> list[Any]:
     chosen = [b for b in BLOCKS if b.lang == lang
               and (directive is None or b.directive(directive) is not None)
               and not any(b.directive(d) is not None for d in ELSEWHERE)]
-    # Commands import torch or start workers: several seconds each on this machine.
-    marks = [pytest.mark.slow] if lang in ("sh", "yaml") else []
-    return [pytest.param(b, id=b.name, marks=marks) for b in chosen]
+    return [pytest.param(b, id=b.name, marks=[pytest.mark.slow] if _slow(b, lang) else [])
+            for b in chosen]
+
+
+def _slow(block: Any, lang: str) -> bool:
+    """Commands import torch or start workers: several seconds each on this machine; so
+    does a block run on the Ray cluster (worker-extensions.md's template: 81 s, busy cores)."""
+    return lang in ("sh", "yaml") or block.directive("ray") is not None
 
 
 def test_readme_starts_with_the_two_make_commands() -> None:

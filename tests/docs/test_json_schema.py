@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import io
 import json
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli
+from tests.corpus import NEMO_RL
 from tests.docs.snippets import REPO
 
 SCHEMA_PATH = REPO / "docs" / "schemas" / "check.schema.json"
@@ -31,9 +31,8 @@ def validator() -> jsonschema.Draft202012Validator:
 
 
 def cli_json(*argv: str) -> tuple[int, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main([*argv, "--json"], out, err)
-    return code, json.loads(out.getvalue())
+    code, out, _ = run_cli(*argv, "--json")
+    return code, json.loads(out)
 
 
 CASES = {
@@ -105,9 +104,10 @@ def test_the_guide_documents_every_field() -> None:
 
 
 
-CORPUS = REPO.parent / "shared" / "corpus" / "nemo-rl"
+CORPUS = NEMO_RL
 
 
+@pytest.mark.slow  # the corpus tree's model, built on first use: 11.8 s on 2 busy cores
 @pytest.mark.parametrize("recipe", ["evals/eval.yaml",
                                     "recipes/llm/mopd-qwen3-1.7b-3n8g-megatron-pack.yaml"],
                          ids=["the evaluation's generation block", "on-policy distillation"])

@@ -12,7 +12,6 @@ as the user types it from the project's folder. The driver is read, never import
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -21,13 +20,11 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import Ran, run_cli
+from tests.corpus import NEMO_RL
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = next((p / "nemo-rl" for p in (REPO.parent / "shared" / "corpus",
-                                       REPO.parent.parent / "shared" / "corpus")
-               if (p / "nemo-rl" / "nemo_rl").is_dir()),
-              REPO.parent / "shared" / "corpus" / "nemo-rl")
+CORPUS = NEMO_RL
 TEMPLATE = CORPUS / "research" / "template_project"
 EXTENSION = "template_project.worker_extension.DTensorPolicyWorkerV2Extension"
 DRIVER = "single_update.py"
@@ -75,11 +72,9 @@ def _line(file: Path, text: str) -> int:
     return line
 
 
-def _check(cache: Path, *argv: str, driver: str = DRIVER) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["check", "--cache-dir", str(cache), "--nemo-rl", str(CORPUS),
-                 "--entry", driver, *argv], out, err)
-    return code, out.getvalue(), err.getvalue()
+def _check(cache: Path, *argv: str, driver: str = DRIVER) -> Ran:
+    return run_cli("check", "--cache-dir", str(cache), "--nemo-rl", str(CORPUS),
+                   "--entry", driver, *argv)
 
 
 def _json(cache: Path, *argv: str, driver: str = DRIVER) -> tuple[int, dict[str, Any]]:

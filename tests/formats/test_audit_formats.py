@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -15,9 +14,9 @@ from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonS
 
 from nemo_rl_workers.checks.audit import run as audit_run
 from nemo_rl_workers.commands import audit as audit_cli
-from nemo_rl_workers.commands.cli import main
 from tests.audit.test_rules import WORKERS
 from tests.audit.tree import write_tree
+from tests.cli_run import run_cli as run
 
 CALLS_NOPE = '''
     def go(self):
@@ -31,11 +30,6 @@ MISSING = (
     "[definition: nemo_rl/workers.py:{line}]"
 )
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

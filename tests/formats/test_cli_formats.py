@@ -4,7 +4,6 @@ combinations of the flag (one line, exit code 2)."""
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import xml.etree.ElementTree as ET
@@ -16,7 +15,7 @@ import pytest
 from junitparser import Failure, JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli as run
 from tests.docs.snippets import REPO
 
 MISMATCHED = "examples/configs/mismatched_quant.yaml"
@@ -37,11 +36,6 @@ policy:
   megatron_cfg: {enabled: false}
 """
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(autouse=True)

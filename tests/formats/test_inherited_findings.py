@@ -7,7 +7,6 @@ corpus's `prorlv2_1_moe.v2.yaml` (skipped where the corpus is absent), whose
 
 from __future__ import annotations
 
-import io
 import json
 import textwrap
 from pathlib import Path
@@ -18,7 +17,8 @@ import pytest
 from junitparser import Failure, JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli as run
+from tests.corpus import NEMO_RL
 from tests.docs.snippets import REPO
 
 pytest_plugins = ("pytester",)
@@ -51,15 +51,10 @@ defaults: ../base/parent.yaml
 """
 BARE_LINE = 2
 SCHEMA = REPO / "docs" / "schemas" / "check.schema.json"
-CORPUS = REPO.parent / "shared" / "corpus" / "nemo-rl"
+CORPUS = NEMO_RL
 MOE = CORPUS / "examples" / "configs" / "prorlv2_1_moe.v2.yaml"
 MOE_PARENT = MOE.parent / "prorlv2.v2.yaml"
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def sarif_of(text: str) -> dict[str, Any]:

@@ -13,16 +13,15 @@ finding). Skipped where the corpus is absent.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.guard import driver_calls, hooks, judgement, worker_check
 from nemo_rl_workers.guard.class_model import class_model
+from tests.cli_run import run_cli
 from tests.guard.upstream import TREE
 
 pytestmark = pytest.mark.skipif(not TREE.is_dir(), reason="the shared corpus is absent")
@@ -168,10 +167,9 @@ def test_missing_in_the_workers_interpreter_only_where_its_source_has_it(on_path
 
 
 def _audit(package: Path, *extensions: str) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
-    main(["audit", "--nemo-rl", str(TREE), "--json", "--no-cache", "--path", str(package),
-          *(f"{PACKAGE}.workers.{name}" for name in extensions)], out, err)
-    report: dict[str, Any] = json.loads(out.getvalue())
+    out = run_cli("audit", "--nemo-rl", str(TREE), "--json", "--no-cache", "--path",
+                  str(package), *(f"{PACKAGE}.workers.{name}" for name in extensions)).out
+    report: dict[str, Any] = json.loads(out)
     return report
 
 

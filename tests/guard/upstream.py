@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.corpus import CORPORA
 
-CORPUS = Path(REPO_ROOT).parent / "shared" / "corpus"
+CORPUS = CORPORA
 TREE = CORPUS / "nemo-rl"  # the 2026-08 commit
 OLD_TREE = CORPUS / "nemo-rl-2025-09"
 USER = Path(__file__).resolve().parent / "user"  # the user's own workers and script

@@ -4,25 +4,22 @@ with a valid coding cookie is read as the cookie says, not refused as "not UTF-8
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.tree.source.reading import SourceProblem, read_source
 from tests.audit.tree import write_tree
+from tests.cli_run import Ran, run_cli
 from tests.hardening.test_written_files import BODY, WORKERS
 
 CONFIG = "policy:\n  automodel_cfg: {enabled: true}\n  megatron_cfg: {enabled: false}\n"
 TREES = Path(__file__).resolve().parents[1] / "audit_ext" / "trees" / "mini"
 
 
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, out, err)
-    return code, out.getvalue(), err.getvalue()
+def run(argv: list[str]) -> Ran:
+    return run_cli(*argv)
 
 
 @pytest.fixture

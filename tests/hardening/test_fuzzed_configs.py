@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -246,6 +247,7 @@ def check_config(config: dict[str, Any], world_size: int | None) -> None:
     assert same(config, before), "the config was modified"
 
 
+@pytest.mark.slow  # 2,000 examples: 7-12 s
 @settings(max_examples=2000, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(config=configs, world_size=world_sizes)

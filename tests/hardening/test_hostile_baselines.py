@@ -5,7 +5,6 @@ guarded reader refuses (a 30 GB sparse baseline is refused by its size at once);
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import time
@@ -13,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES, MAX_SOURCE_ENV
 from tests.audit.tree import write_tree
+from tests.cli_run import Ran, run_cli
 from tests.hardening.test_written_files import BODY, WORKERS
 
 ENTRY = {"rule": "missing-method", "driver": "Gen.wake", "method": "wake_up",
@@ -23,10 +22,8 @@ ENTRY = {"rule": "missing-method", "driver": "Gen.wake", "method": "wake_up",
 HUGE = 30 * 1024**3
 
 
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, out, err)
-    return code, out.getvalue(), err.getvalue()
+def run(argv: list[str]) -> Ran:
+    return run_cli(*argv)
 
 
 @pytest.fixture

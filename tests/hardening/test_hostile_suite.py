@@ -92,6 +92,7 @@ def test_the_suite_has_at_least_300_inputs() -> None:
     assert len(CASES) >= 300, len(CASES)
 
 
+@pytest.mark.slow  # the module's `results`: every input in batches, about 58 s on 2 busy cores
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_input(case: Case, results: dict[str, dict[str, Any]]) -> None:
     row = results.get(case.id)
@@ -114,6 +115,7 @@ def test_hostile_input(case: Case, results: dict[str, dict[str, Any]]) -> None:
     assert row["after"] == expected
 
 
+@pytest.mark.slow  # reads the same `results` (about 58 s)
 def test_nothing_imported_an_unregistered_module(results: dict[str, dict[str, Any]]) -> None:
     assert results["__probe__"] == {"imported": False}
 

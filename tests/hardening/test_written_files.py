@@ -6,7 +6,6 @@ disk (a fault injected at the write call) and read-only files."""
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
 import stat
@@ -15,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.checks.static_cache import StaticCache
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.reading import atomic_write
 from nemo_rl_workers.reading.atomic_write import write_atomic
 from tests.audit.tree import write_tree
+from tests.cli_run import Ran, run_cli
 
 WORKERS = '''
 class SyncWorker:
@@ -38,10 +37,8 @@ STALE = {"rule": "missing-method", "driver": "Gen.gone", "method": "gone",
          "worker": "nemo_rl.workers.SyncWorker"}
 
 
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(argv, out, err)
-    return code, out.getvalue(), err.getvalue()
+def run(argv: list[str]) -> Ran:
+    return run_cli(*argv)
 
 
 def injected_full_disk(fd: int, data: bytes) -> None:

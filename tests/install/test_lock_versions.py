@@ -26,8 +26,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from tests.conftest import REPO_ROOT
+from tests.corpus import NEMO_RL
 
-LOCK = Path(REPO_ROOT).parent / "shared" / "corpus" / "nemo-rl" / "uv.lock"
+LOCK = NEMO_RL / "uv.lock"
 PYPROJECT = Path(REPO_ROOT) / "pyproject.toml"
 SELF = "nemo-rl-worker-contracts"
 

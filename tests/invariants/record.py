@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from nemo_rl_workers.commands.cli import main
+from tests.corpus import CORPORA
 
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = (REPO.parent / "shared" / "corpus").resolve()
+# Resolved, so `<tree>` replaces the path the tool prints even where a worktree reaches the
+# corpus through a symlink.
+CORPUS = CORPORA.resolve()
 TREES = {"2026-08": CORPUS / "nemo-rl", "2025-09": CORPUS / "nemo-rl-2025-09"}
 RECORD = Path(__file__).with_name("verdicts.json")
 CAMPAIGNS = ("nightly.txt", "release.txt")

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
+from tests.corpus import NEMO_RL
 
-TREE = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "nemo-rl").resolve()
+TREE = NEMO_RL.resolve()
 SUITES = "tests/test_suites"
 NANO3 = "distillation-nano3-30ba3b-4n4g-megatron-qa-nvfp4-modelopt-spec"
 # The recipes the tree's Policy refuses bare (TP >= 4, train and logprob micro-batches

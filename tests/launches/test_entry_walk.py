@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.test_tree_rules import RULES_CONFIG, _tree
 from tests.revision.trees import config, write
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 
 
 def _suites(tmp_path: Path) -> Path:

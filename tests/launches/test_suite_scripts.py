@@ -18,8 +18,9 @@ from nemo_rl_workers.tree.launch_scripts import (
     read_launch_script,
     suite_script_of,
 )
+from tests.corpus import NEMO_RL
 
-CORPUS = (Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "nemo-rl").resolve()
+CORPUS = NEMO_RL.resolve()
 SUITES = CORPUS / "tests" / "test_suites"
 
 # Checked by hand: the one script of nightly/release outside the convention. It never runs

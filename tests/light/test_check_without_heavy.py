@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.model.registry import ENTRY_POINT_GROUP
+from tests.corpus import NEMO_RL
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS_RECIPE = (REPO / ".." / "shared" / "corpus" / "nemo-rl" / "examples" / "configs"
-                 / "recipes" / "llm" / "mopd-qwen3-1.7b-3n8g-megatron-pack.yaml").resolve()
+CORPUS_RECIPE = (NEMO_RL / "examples" / "configs" / "recipes" / "llm"
+                 / "mopd-qwen3-1.7b-3n8g-megatron-pack.yaml").resolve()
 AUTOMODEL = "nemo_rl.models.policy.workers.automodel_policy_worker.AutomodelPolicyWorker"
 TEMPLATE = "template_project.workers.TemplateAutomodelPolicyWorker"
 HIDE_HEAVY = '''\

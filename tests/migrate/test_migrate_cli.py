@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.commands.migrate import FileReport, migrate_paths, run_migrate, write_atomic
+from nemo_rl_workers.commands.migrate import run_migrate
+from nemo_rl_workers.model.migration import migrate_paths
+from nemo_rl_workers.reading.atomic_write import write_atomic
+from nemo_rl_workers.reading.migrate_files import FileReport
 from tests.migrate.test_migrate_text import quantized_fqn
 
 OLD = "policy:\n  # backend\n  dtensor_cfg:\n    _v2: true\n    enabled: true\n"

@@ -12,11 +12,12 @@ from nemo_rl_workers import resolve_config
 from nemo_rl_workers.commands.migrate import run_migrate
 from nemo_rl_workers.model.outdated import check_outdated_config
 from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
+from tests.corpus import NEMO_RL
 
 pytestmark = pytest.mark.slow  # ~300 real files, several seconds on a shared CPU
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO / ".." / "shared" / "corpus" / "nemo-rl" / "examples" / "configs"
+CORPUS = NEMO_RL / "examples" / "configs"
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from nemo_rl_workers import default_registry
-from nemo_rl_workers.commands.migrate import MigrationError, migrate_text
+from nemo_rl_workers.model.migration import migrate_text
+from nemo_rl_workers.reading.yaml_edits import MigrationError
 
 
 def quantized_fqn(role: str, backend: str, mode: str | None = None) -> str:

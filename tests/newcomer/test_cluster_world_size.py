@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from nemo_rl_workers.model.cluster_size import policy_world_size
-from tests.cli.test_cli import run, write
+from tests.cli.test_cli import write
+from tests.cli_run import run_cli as run
 
 # TP=2 divides a cluster of 2 or 4 GPUs, not one of 3.
 CONFIG = """\

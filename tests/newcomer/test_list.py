@@ -18,7 +18,7 @@ from nemo_rl_workers.model.registry import (
     WorkerRegistry,
 )
 from nemo_rl_workers.model.table import BUILTIN_ROWS
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 
 TEMPLATE_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"
 REPO = Path(__file__).resolve().parents[2]

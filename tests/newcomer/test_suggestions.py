@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from nemo_rl_workers.model.keys import generation_key_problems, misspelled_key_problems
-from tests.cli.test_cli import run, write
+from tests.cli.test_cli import write
+from tests.cli_run import run_cli as run
 
 TEMPLATE_FQN = "template_project.workers.TemplateAutomodelPolicyWorker"
 

@@ -7,7 +7,7 @@ import json
 from nemo_rl_workers.checks.builder_defaults import builder_defaults
 from nemo_rl_workers.model.registry import WorkerRegistry
 from nemo_rl_workers.model.table import BUILTIN_ROWS
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.ray.fault_workers import BadInitWorker, NotASubclassWorker
 
 AUTOMODEL = BUILTIN_ROWS[1].default_fqn

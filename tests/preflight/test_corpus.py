@@ -9,18 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nemo_rl_workers.model.preflight import preflight_problems
 from nemo_rl_workers.reading.loader import ConfigLoadError, load_config
+from tests.corpus import NEMO_RL
 
-CORPUS = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "nemo-rl" / "examples"
-    / "configs"
-)
+CORPUS = NEMO_RL / "examples" / "configs"
 # Upstream's own config test exempts these from the TP>=4 batch check because their
 # launch scripts set NRL_IGNORE_TP_ACCURACY_CHECK=1; nothing else in the corpus should trip it.
 UPSTREAM_TP_ACCURACY_EXEMPT = frozenset({

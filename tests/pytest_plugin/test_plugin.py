@@ -11,6 +11,7 @@ import textwrap
 import pytest
 from junitparser import Failure, JUnitXml
 
+from tests.cli_run import run_cli
 from tests.docs.snippets import REPO
 
 pytest_plugins = ("pytester",)
@@ -266,7 +267,7 @@ def test_audited_trees_are_items_with_their_baseline(pytester: pytest.Pytester) 
     write_tree(pytester.path / "adopted", driver_body=calls.format(args='"nope"'),
                workers=WORKERS)
     baseline = pytester.path / "adopted.baseline.json"
-    assert run_cli("audit", "--nemo-rl", str(pytester.path / "adopted"), "--no-cache",
+    assert exit_code("audit", "--nemo-rl", str(pytester.path / "adopted"), "--no-cache",
                    "--write-baseline", str(baseline)) == 0
     pytester.makefile(".ini", pytest=textwrap.dedent("""\
         [pytest]
@@ -287,12 +288,8 @@ def test_audited_trees_are_items_with_their_baseline(pytester: pytest.Pytester) 
             "method (its MRO ends at Base) [definition: nemo_rl/workers.py:5]") in result.outlines
 
 
-def run_cli(*argv: str) -> int:
-    import io
-
-    from nemo_rl_workers.commands.cli import main
-
-    return main(list(argv), io.StringIO(), io.StringIO())
+def exit_code(*argv: str) -> int:
+    return run_cli(*argv).code
 
 
 def test_guarded_findings_pass_and_stale_baseline_entries_warn_or_fail(
@@ -309,7 +306,7 @@ def test_guarded_findings_pass_and_stale_baseline_entries_warn_or_fail(
     write_tree(pytester.path / "fixed", driver_body=SCORE, workers=WORKERS,
                extra={"nemo_rl/environment.py": unguarded})
     baseline = pytester.path / "fixed.baseline.json"
-    assert run_cli("audit", "--nemo-rl", str(pytester.path / "fixed"), "--no-cache",
+    assert exit_code("audit", "--nemo-rl", str(pytester.path / "fixed"), "--no-cache",
                    "--write-baseline", str(baseline)) == 0
     # The finding fixed: the async worker gains the method, the entry is stale.
     workers = pytester.path / "fixed" / "nemo_rl" / "workers.py"

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.trees import OLD_FILES, config, write
 
 METHODS = ("nemo_gym_rollout", "init_collective_mcore_generation",

@@ -8,7 +8,6 @@ its loops take the policy as an interface, its synchronizers take it as `Any`)."
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Iterator
@@ -17,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli
+from tests.corpus import corpus_tree
 
-SHARED = (Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus").resolve()
 CORPORA = ("nemo-rl", "nemo-rl-2025-09")
 RECIPE = "examples/configs/grpo_math_1B.yaml"
 
@@ -61,21 +60,18 @@ VERIFIED_REACHED: dict[tuple[str, str, str], str] = {}
 
 
 def _corpus(name: str) -> Path:
-    root = SHARED / name
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(name).resolve()
     return root
 
 
 def _check(root: Path, recipe: str) -> dict[str, Any]:
-    out, err = io.StringIO(), io.StringIO()
     cwd = os.getcwd()
     try:
         os.chdir(root)
-        main(["check", "--json", "--nemo-rl", ".", recipe], out, err)
+        out = run_cli("check", "--json", "--nemo-rl", ".", recipe).out
     finally:
         os.chdir(cwd)
-    report: dict[str, Any] = json.loads(out.getvalue())
+    report: dict[str, Any] = json.loads(out)
     return report
 
 

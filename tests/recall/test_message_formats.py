@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.trees import OLD_FILES, config, write
 
 POLICY = '''

@@ -50,7 +50,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
+from tests.corpus import NEMO_RL, NEMO_RL_2025_09
 from tests.recall.upstream_trees import (
     GRPO_2025,
     GRPO_2026,
@@ -64,8 +65,8 @@ from tests.recall.upstream_trees import (
 from tests.revision.trees import config
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS_2026 = REPO.parent / "shared" / "corpus" / "nemo-rl"
-CORPUS_2025 = REPO.parent / "shared" / "corpus" / "nemo-rl-2025-09"
+CORPUS_2026 = NEMO_RL
+CORPUS_2025 = NEMO_RL_2025_09
 
 REFUSES = "this NeMo-RL refuses the config before any worker starts"
 

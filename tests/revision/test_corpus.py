@@ -13,19 +13,15 @@ from nemo_rl_workers.checks.config_check import load_for_check
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.commands.migrate import run_migrate
 from nemo_rl_workers.tree.revision_build import build_revision
+from tests.corpus import TREES, corpus_tree
 
 REPO = Path(__file__).resolve().parents[2]
-CORPORA = {
-    "2026-08": REPO.parent / "shared" / "corpus" / "nemo-rl",
-    "2025-09": REPO.parent / "shared" / "corpus" / "nemo-rl-2025-09",
-}
+CORPORA = TREES
 
 
 @pytest.fixture(params=sorted(CORPORA))
 def tree(request: pytest.FixtureRequest) -> Path:
-    root = CORPORA[request.param]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(request.param)
     return root
 
 
@@ -174,9 +170,7 @@ def test_a_problem_only_where_the_tree_refuses_the_config(
 
 def test_the_older_tree_has_no_tensor_parallel_logprob_rule(monkeypatch: pytest.MonkeyPatch,
                                                             ) -> None:
-    root = CORPORA["2025-09"]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree("2025-09")
     monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
     monkeypatch.chdir(root)
     out, err = io.StringIO(), io.StringIO()
@@ -191,9 +185,7 @@ def test_the_older_tree_has_no_tensor_parallel_logprob_rule(monkeypatch: pytest.
 def test_the_2026_tree_s_tensor_parallel_rule_and_its_escape(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The tree's own TP >= 4 assertion, its message, and the variable it reads."""
-    root = CORPORA["2026-08"]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree("2026-08")
     monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
     monkeypatch.chdir(root)
     config = "examples/configs/recipes/llm/grpo-qwen3-30ba3b-8n8g-megatron.yaml"
@@ -217,9 +209,7 @@ def test_the_rule_s_own_hint_meets_the_tree_s_batch_assertion(
     variable (grpo.py:707), so Policy's TP assertion passes; but setup asserts first that
     train_global_batch_size is num_prompts_per_step x num_generations_per_prompt
     (grpo.py:701), which this recipe (64 x 32 != 512) fails."""
-    root = CORPORA["2026-08"]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree("2026-08")
     monkeypatch.delenv("NRL_IGNORE_TP_ACCURACY_CHECK", raising=False)
     monkeypatch.chdir(root)
     out, err = io.StringIO(), io.StringIO()
@@ -239,9 +229,7 @@ def test_the_2026_tree_s_generation_cluster_rule_runs_on_its_inference_cluster(
     """VllmGeneration.__init__ asserts `cluster.world_size() % self.model_parallel_size
     == 0` (vllm_generation.py:121); GRPO builds it on `inference_cluster` (grpo.py:1189,
     1356), which is the policy's one-GPU cluster on grpo_math_1B (colocated, grpo.py:843)."""
-    root = CORPORA["2026-08"]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree("2026-08")
     monkeypatch.chdir(root)
     config = "examples/configs/grpo_math_1B.yaml"
     out, err = io.StringIO(), io.StringIO()
@@ -268,9 +256,7 @@ def test_a_recipe_that_nulls_a_required_block_is_another_entry_s(
     `teacher: null` over it; their entry is xtoken_off_policy_distillation (whose
     MasterConfig requires `teachers: list[TeacherConfig] = Field(min_length=1)`), not
     distillation, whose `teacher: PolicyConfig` a null is not."""
-    root = CORPORA["2026-08"]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree("2026-08")
     monkeypatch.chdir(root)
     out, err = io.StringIO(), io.StringIO()
     config = "examples/configs/xtoken_off_policy_distillation.yaml"

@@ -16,7 +16,8 @@ from nemo_rl_workers.tree.cache import FORMAT, checksum
 from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.revision_build import build_revision
 from nemo_rl_workers.tree.revision_cache import BadPayload, as_payload, from_payload, revision_key
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
+from tests.corpus import TREES, corpus_tree
 from tests.revision.trees import GENERATION, OLD_FILES, config, write
 
 # An evaluation entry: its whole config has no policy; its setup builds the generation
@@ -417,24 +418,17 @@ def test_a_generation_driver_s_cluster_is_the_one_every_build_of_it_names(
 # -- the real trees (skipped where the corpus is absent) --------------------------------
 
 REPO = Path(__file__).resolve().parents[2]
-CORPORA = {
-    "2026-08": REPO.parent / "shared" / "corpus" / "nemo-rl",
-    "2025-09": REPO.parent / "shared" / "corpus" / "nemo-rl-2025-09",
-}
+CORPORA = TREES
 
 
 @pytest.fixture(params=sorted(CORPORA))
 def tree(request: pytest.FixtureRequest) -> Path:
-    root = CORPORA[request.param]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(request.param)
     return root
 
 
 def _corpus(name: str) -> Path:
-    root = CORPORA[name]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(name)
     return root
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from nemo_rl_workers.commands.cli import main
-from tests.cli.test_cli import run
-from tests.revision.test_corpus import CORPORA
+from tests.cli_run import run_cli as run
+from tests.corpus import corpus_tree
 from tests.revision.test_trees import OLD_CONFIG
 from tests.revision.trees import OLD_POLICY, config, old_tree, write
 
@@ -83,9 +83,7 @@ def test_megatron_generation_on_the_real_trees(corpus: str, recipe: str, overrid
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """2025-09: grpo.py:321 `if backend == "megatron": policy_generation = None`; 2026:
     MegatronGeneration takes the Policy (megatron_generation.py:93)."""
-    root = CORPORA[corpus]
-    if not (root / "nemo_rl").is_dir():
-        pytest.skip(f"corpus absent: {root}")
+    root = corpus_tree(corpus)
     monkeypatch.chdir(root)
     out, err = io.StringIO(), io.StringIO()
     code = main(["check", "--nemo-rl", ".", "--no-verify", "--json", recipe, *overrides],

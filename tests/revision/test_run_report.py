@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.test_trees import OLD_CONFIG
 from tests.revision.trees import config, old_tree, write
 

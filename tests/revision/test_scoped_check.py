@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.trees import OLD_FILES, config, write
 
 POLICY_WITH_FINISH = OLD_FILES["nemo_rl/models/policy/lm_policy.py"] + '''

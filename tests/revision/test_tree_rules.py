@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.trees import GENERATION, OLD_FILES, config, write
 
 # A Policy with rules of its own, none of them the reference's: arithmetic on config

@@ -20,7 +20,7 @@ from nemo_rl_workers.tree.checkout import (
     vllm_pin,
 )
 from nemo_rl_workers.tree.revision_build import build_revision
-from tests.cli.test_cli import run
+from tests.cli_run import run_cli as run
 from tests.revision.trees import config, new_tree, old_tree, worker, write
 
 POLICY = "nemo_rl.models.policy.workers"

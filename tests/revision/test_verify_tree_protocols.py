@@ -17,14 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.corpus import CORPORA
 from tests.revision.trees import old_tree, write
 
 TOOL = Path(__file__).resolve().parents[2]
 # Beside the checkout, as every corpus test finds it (or beside the folder of its git
 # worktrees, for a worktree one folder deeper).
-CORPORA = next((p for p in (TOOL.parent / "shared" / "corpus",
-                            TOOL.parent.parent / "shared" / "corpus") if p.is_dir()),
-               TOOL.parent / "shared" / "corpus")
 
 # (tree folder, the module of its DTensor policy worker, the class to subclass): the
 # 2026-08 tree's actor class is `@ray.remote` over an `...Impl` (Ray refuses a subclass of

@@ -3,7 +3,6 @@ exit code 2; two processes sharing one cache at once both finish with right verd
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
+from tests.cli_run import run_cli as run
 from tests.docs.snippets import REPO
 
 GOOD = ("verify", "template_project.workers.TemplateAutomodelPolicyWorker",
@@ -20,11 +19,6 @@ BAD = ("verify", "nemo_rl.models.generation.vllm.vllm_worker.VllmGenerationWorke
        "--protocol", "PolicyWorker", "--static")
 TINY = "examples/configs/grpo_tiny.yaml"
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(autouse=True)

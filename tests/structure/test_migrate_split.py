@@ -1,39 +1,44 @@
-"""`nemo_rl_workers.commands.migrate` split by concern (issue 22): text edits at node spans
+"""`nemo-rl-workers migrate` split by concern (issue 22): text edits at node spans
 (`yaml_edits`), file safety (`migrate_files`), the migration and planning (`migration`),
-and the command driver (`migrate`), which keeps every name callers import from it."""
+and the command driver (`commands.migrate`). What users see of the command is the same
+whichever module holds which part; each part keeps to its concern."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 import nemo_rl_workers.commands.migrate as migrate
 from nemo_rl_workers.model import migration
-from nemo_rl_workers.reading import atomic_write, migrate_files, yaml_edits
+from nemo_rl_workers.reading import migrate_files, yaml_edits
+from tests.cli_run import Ran
 
-REPO = Path(__file__).resolve().parents[2]
-
-# Where each public name of `migrate` now lives; callers keep importing it from `migrate`.
-HOMES = {
-    "run_migrate": migrate,
-    "migrate_text": migration,
-    "migrate_paths": migration,
-    "plan_file": migration,
-    "Migration": migration,
-    "MigrationError": yaml_edits,
-    "FileReport": migrate_files,
-    "write_atomic": atomic_write,  # the one writer of every file the tool writes
-    "replace_refusal": migrate_files,
-    "expand_inputs": migrate_files,
-    "CONFIG_SUFFIXES": migrate_files,
-}
+OUTDATED = """\
+policy:
+  # the training backend
+  dtensor_cfg:
+    enabled: true  # keep DTensor
+    _v2: true
+  megatron_cfg: {enabled: false}
+"""
 
 
-@pytest.mark.parametrize("name", sorted(HOMES))
-def test_public_names_stay_importable_from_migrate(name: str) -> None:
-    assert getattr(migrate, name) is getattr(HOMES[name], name)
+def test_the_command_checks_rewrites_and_then_has_nothing_to_do(
+        tmp_path: Path, cli: Callable[..., Ran]) -> None:
+    """The parts together, as users call them: `--check` names the file without touching
+    it, `--in-place` rewrites it keeping every comment, and a second run has nothing to do."""
+    path = tmp_path / "recipe.yaml"
+    path.write_text(OUTDATED)
+    code, out, _ = cli("migrate", "--check", str(path))
+    assert code == 1 and str(path) in out and path.read_text() == OUTDATED
+    code, _, err = cli("migrate", "--in-place", str(path))
+    assert (code, err) == (0, "")
+    text = path.read_text()
+    assert "automodel_cfg:" in text and "dtensor_cfg" not in text and "_v2" not in text
+    assert "# the training backend" in text and "# keep DTensor" in text
+    assert cli("migrate", "--check", str(path)).code == 0
+    assert path.read_text() == text
 
 
 def _imported_modules(module: object) -> set[str]:

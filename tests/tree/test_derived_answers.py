@@ -6,7 +6,6 @@ again; a damaged entry is one line, never trusted."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.checks import tree_rules
-from nemo_rl_workers.commands.cli import main
-from nemo_rl_workers.reading import interpolation, loader
 from nemo_rl_workers.tree.cache import FORMAT
+from tests.cli_run import run_cli as run
+from tests.cli_run import run_cli_process
 from tests.revision.test_tree_rules import POLICY_WITH_RULES, RULES_CONFIG
 from tests.revision.trees import GENERATION, OLD_FILES, config, write
 
@@ -33,11 +31,6 @@ def _tree(tmp_path: Path) -> Path:
     return write(tmp_path, {**OLD_FILES, "nemo_rl/models/policy/lm_policy.py": POLICY,
                             "nemo_rl/models/generation/vllm_generation.py": GENERATION})
 
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture()
@@ -55,29 +48,26 @@ def _refused(out: str) -> list[str]:
     return [line.split(": ", 3)[2] for line in out.splitlines() if "problem:" in line]
 
 
-def _nothing_derived_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Faults injected on purpose: walking the tree's rules or its setup for the world
-    size, parsing YAML or resolving interpolations again fails the test."""
-    from nemo_rl_workers.checks import tree_world_size
-
-    def refuse(*args: object, **kwargs: object) -> object:
-        raise AssertionError("derived again although the cache holds the answer")
-
-    monkeypatch.setattr(tree_rules, "_tree_rule_report", refuse)
-    monkeypatch.setattr(tree_world_size, "tree_world_size", refuse)
-    monkeypatch.setattr(loader, "_parse_text", refuse)
-    monkeypatch.setattr(loader, "_resolve", refuse)
-    loader._PARSE_CACHE.clear()  # this process's own memo of parses: not the cache
-    loader._MERGED.clear()
+def _entries(cache: Path) -> dict[Path, tuple[int, int, bytes]]:
+    """Each derived answer's entry with its inode, modification time and bytes: an answer
+    made again is stored over its entry (a new file renamed into place), so a run that
+    changes none of these answered from what was there."""
+    return {path: (path.stat().st_ino, path.stat().st_mtime_ns, path.read_bytes())
+            for path in _derived(cache)}
 
 
 def test_a_second_check_is_answered_from_what_the_first_derived(
-        checked: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
-    first = run(*checked)
+        checked: tuple[str, ...], tmp_path: Path) -> None:
+    """A second `check`, in a new process (nothing of the first in its memory): the same
+    answer, and the cache as the first left it (nothing made again, nothing stored)."""
+    first = run_cli_process(*checked)
     assert first[0] == 1 and _refused(first[1]) == ["policy.train_micro_batch_size"]
     assert "this NeMo-RL refuses the config before any worker starts" in first[1]
-    _nothing_derived_again(monkeypatch)
-    assert run(*checked) == first
+    cache = tmp_path / "cache"
+    assert len(_derived(cache)) == 4  # the parse, the resolution, the rules, the world size
+    stored = _entries(cache)
+    assert run_cli_process(*checked) == first
+    assert _entries(cache) == stored
 
 
 def test_the_environment_the_tree_reads_asks_again(
@@ -91,25 +81,23 @@ def test_the_environment_the_tree_reads_asks_again(
     assert run(*checked)[0] == 1
 
 
+@pytest.mark.slow  # four checks, each a new process: about 6 s
 def test_the_environment_the_config_interpolates_asks_again(
-        checked: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+        checked: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """${oc.env:MODEL,tiny}: the fork refuses the model $MODEL names; a value read from the
-    environment is redacted in the output, answered from the cache or not."""
-    monkeypatch.setattr(interpolation, "_ENV_VALUES", {})  # what this process redacts
+    environment is redacted in the output, answered from the cache or not. Each check is a
+    new process, as a user runs them."""
     monkeypatch.setenv("FORK_IGNORE_SHARDS", "1")
-    assert run(*checked)[0] == 0
+    assert run_cli_process(*checked)[0] == 0
     monkeypatch.setenv("MODEL", "banned")
-    code, out, _ = run(*checked)
+    code, out, _ = run_cli_process(*checked)
     assert (code, _refused(out)) == (1, ["policy.model_name"])
     assert "banned" not in out and "<redacted $MODEL>" in out
-    monkeypatch.setattr(interpolation, "_ENV_VALUES", {})  # as a new process starts
-    _nothing_derived_again(monkeypatch)
-    assert run(*checked) == (code, out, "")
-    monkeypatch.undo()
-    monkeypatch.setattr(interpolation, "_ENV_VALUES", {})
-    monkeypatch.setenv("FORK_IGNORE_SHARDS", "1")
+    stored = _entries(tmp_path / "cache")
+    assert run_cli_process(*checked) == (code, out, "")
+    assert _entries(tmp_path / "cache") == stored  # answered from the cache, still redacted
     monkeypatch.setenv("MODEL", "tiny")
-    assert run(*checked)[0] == 0
+    assert run_cli_process(*checked)[0] == 0
 
 
 def _derived(cache: Path) -> list[Path]:
@@ -128,9 +116,8 @@ def test_damaged_answers_are_one_line_each_and_never_trusted(
     assert len(entries) == 4
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:40])
-    loader._PARSE_CACHE.clear()
-    loader._MERGED.clear()
-    code, out, err = run(*checked)
+    # A new process: nothing of the first run in memory can answer in the entries' place.
+    code, out, err = run_cli_process(*checked)
     assert (code, out) == fresh[:2]
     lines = err.splitlines()
     assert len(lines) == 4 and all(
@@ -139,7 +126,7 @@ def test_damaged_answers_are_one_line_each_and_never_trusted(
     assert sum(line.endswith("the config is loaded again") for line in lines) == 2
     assert sum(line.endswith("the tree's own rules are run again") for line in lines) == 1
     assert sum(line.endswith("the world size is computed again") for line in lines) == 1
-    assert run(*checked) == fresh  # stored over: silent again
+    assert run_cli_process(*checked) == fresh  # stored over: silent again
 
 
 def test_a_config_json_cannot_hold_is_judged_every_time(

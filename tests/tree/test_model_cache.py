@@ -4,25 +4,18 @@ never trusted."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.tree import revision_build
 from nemo_rl_workers.tree.cache import FORMAT, checksum
 from nemo_rl_workers.tree.revision_cache import revision_key
+from tests.cli_run import run_cli as run
 from tests.revision.trees import config, old_tree
 from tests.tree.test_hostile_trees import POLICY_CONFIG
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture()

@@ -16,9 +16,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.corpus import CORPORA
+
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "package"
-CORPUS = HERE.parents[1].parent / "shared" / "corpus"  # ../shared/corpus from the root
+CORPUS = CORPORA
 TREES = {"2026-08": CORPUS / "nemo-rl", "2025-09": CORPUS / "nemo-rl-2025-09"}
 CONFIG = "configs/my_ext.yaml"
 EXTENSION_FIELD = "worker_extension_cls_fqn"

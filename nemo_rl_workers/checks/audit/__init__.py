@@ -1,9 +1,12 @@
 """`audit`: check a NeMo-RL checkout's string-named worker calls against its workers.
 
 Reads the tree as source through `nemo_rl_workers.tree.source` (never importing it). The
-NeMo-RL-specific knowledge is data in `nemo_rl_workers.tree.knowledge`; `drivers` reads the
-driver side (worker classes each driver can start, every dispatch call), `rules`
-judges each call against each class, `run.audit` ties them together.
+NeMo-RL-specific knowledge is data in `nemo_rl_workers.tree.knowledge`; the tree stage's
+`drivers` reads the driver side (worker classes each driver can start, every dispatch
+call), `rules` judges each call against each class, `run.audit` ties them together; the
+`extension*` modules hold user extensions to the same rules. The evaluator of upstream's
+setup code on a config (`config_expressions`, `config_tests`, `inline`) lives here too
+until it has a package of its own (issue 45, item 2).
 """
 
 from __future__ import annotations

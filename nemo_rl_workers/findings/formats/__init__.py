@@ -2,7 +2,7 @@
 
 `text` and `json` stay each command's own (their shapes are documented per command);
 `github`, `sarif` and `junit` are written from the common `Results` that each command's
-adapter (`formats.adapters`) makes. `--json` stays a spelling of `--output-format json`.
+adapter (`findings.adapters`) makes. `--json` stays a spelling of `--output-format json`.
 """
 
 from __future__ import annotations
