@@ -29,8 +29,6 @@ from nemo_rl_workers.commands.options import build_parser, format_problem, parse
 from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.commands.streams import OutputFailed, SafeStream, silence_stdout
 
-__all__ = ["EXIT_INTERNAL", "INTERNAL_ERROR_PREFIX", "main"]
-
 INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
 
 

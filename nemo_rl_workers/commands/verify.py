@@ -43,7 +43,7 @@ def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # that tree first, and a built-in contract stands for that tree's Protocol of its role.
     from nemo_rl_workers.commands.verify_tree import judged_against
 
-    judged = judged_against(args, err)
+    judged = judged_against(args, say)
     if judged is None:
         return EXIT_UNUSABLE
     tree_root = judged.tree_root
