@@ -1,4 +1,6 @@
-"""The command line's grammar: every subcommand, its arguments and its help.
+"""The command line's grammar: every subcommand, its arguments and its help, the options
+commands share (`--nemo-rl`, the cache, the baseline, `--output-format`), and `migrate`'s
+own grammar (`migrate_parser`), parsed once.
 
 Built from argparse alone, importing no check, no YAML library and no registry, so
 `nemo-rl-workers --help`, `--version` and a usage error cost only the interpreter's start;
