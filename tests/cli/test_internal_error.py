@@ -14,6 +14,7 @@ import pytest
 
 from nemo_rl_workers.commands import cli
 from nemo_rl_workers.commands.cache import MODEL_CACHE_ENV
+from nemo_rl_workers.commands.exit_codes import EXIT_INTERNAL
 
 SAVED = "nemo-rl-workers-internal-error-*.txt"
 
@@ -36,7 +37,7 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
 
 def _fail(*argv: str) -> str:
     out, err = io.StringIO(), io.StringIO()
-    assert cli.main(list(argv), out, err) == cli.EXIT_INTERNAL
+    assert cli.main(list(argv), out, err) == EXIT_INTERNAL
     assert out.getvalue() == ""
     lines = err.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].startswith(

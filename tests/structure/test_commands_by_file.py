@@ -56,11 +56,11 @@ def test_exit_codes_are_defined_once() -> None:
         if path.name == "exit_codes.py":
             continue
         for node in ast.walk(_tree(path)):
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, ast.AnnAssign) else [])
-            named.extend(f"{path.name}:{node.lineno}" for target in targets
-                         for name in ast.walk(target)
-                         if isinstance(name, ast.Name) and "EXIT_" in name.id)
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                named.extend(f"{path.name}:{node.lineno}" for target in targets
+                             for name in ast.walk(target)
+                             if isinstance(name, ast.Name) and "EXIT_" in name.id)
             if (path.parent == COMMANDS and isinstance(node, ast.Return)
                     and isinstance(node.value, ast.Constant)
                     and type(node.value.value) is int):

@@ -21,7 +21,7 @@ EXTRA = "nemo-rl-worker-contracts[ci]"
 
 __all__ = [
     "EXTRA", "FORMATS", "STRUCTURED", "FormatUnavailable",
-    "render", "unavailable", "write",
+    "render", "unavailable",
 ]
 
 
