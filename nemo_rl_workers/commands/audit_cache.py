@@ -29,11 +29,11 @@ from typing import TextIO
 from nemo_rl_workers.checks.static_cache import StaticCache
 from nemo_rl_workers.checks.static_inputs import installed_fingerprint
 from nemo_rl_workers.commands.cache import open_cache
+from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
 from nemo_rl_workers.findings.report import use_color
 from nemo_rl_workers.tree.cache import guarded_digest, own_files
 from nemo_rl_workers.tree.content_key import content_key
 
-EXIT_UNUSABLE = 2
 __all__ = ["audit_key", "own_files", "run_audit_cached"]
 
 

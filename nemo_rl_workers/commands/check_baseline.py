@@ -14,7 +14,6 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
 
 from nemo_rl_workers.checks.baseline_file import BaselineError
 from nemo_rl_workers.checks.config_baseline import (
@@ -25,10 +24,8 @@ from nemo_rl_workers.checks.config_baseline import (
     write_config_keys,
 )
 from nemo_rl_workers.checks.config_check import ConfigReport
-from nemo_rl_workers.errors import one_line
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
-PREFIX = "nemo-rl-workers: check:"
+from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
+from nemo_rl_workers.commands.reporter import Reporter
 
 
 @dataclass
@@ -42,61 +39,59 @@ class CheckBaseline:
     pruned: bool = False
 
     @classmethod
-    def start(cls, args: argparse.Namespace, err: TextIO) -> CheckBaseline | None:
-        """Read --baseline before any config is judged; None after one line on `err`."""
+    def start(cls, args: argparse.Namespace, reporter: Reporter) -> CheckBaseline | None:
+        """Read --baseline before any config is judged; None after one line on stderr."""
+        say = reporter.of("check")
         if getattr(args, "prune_baseline", False) and not args.baseline:
-            print(f"{PREFIX} --prune-baseline needs --baseline FILE, the baseline to prune",
-                  file=err)
+            say.notice("--prune-baseline needs --baseline FILE, the baseline to prune")
             return None
         try:
             known = read_config_baseline(Path(args.baseline)) if args.baseline else set()
         except BaselineError as bad:
-            print(f"{PREFIX} {one_line(str(bad))}", file=err)
+            say.notice(str(bad))
             return None
         return cls(args, known)
 
-    def settle(self, reports: Sequence[ConfigReport], err: TextIO) -> bool:
+    def settle(self, reports: Sequence[ConfigReport], reporter: Reporter) -> bool:
         """Write, apply and prune, before the reports are rendered; False after one line
-        on `err` when a baseline cannot be written."""
+        on stderr when a baseline cannot be written."""
         args = self.args
+        say = reporter.of("check")
         usable = all(r.unusable is None for r in reports)
         if args.write_baseline and usable:
             try:
                 self.written = write_config_baseline(Path(args.write_baseline), reports)
             except OSError as bad:
-                return _cannot_write(args.write_baseline, bad, err)
+                return _cannot_write(args.write_baseline, bad, say)
         if not args.baseline:
             return True
         outcome = apply_config_baseline(reports, self.known, Path(args.baseline))
         self.stale = len(outcome.stale)
         for rule, recipe, key in outcome.stale:
-            print(f"{PREFIX} stale baseline entry: {one_line(rule)} {one_line(recipe)} "
-                  f"{one_line(key)}: no problem matches it any more", file=err)
+            say.notice(f"stale baseline entry: {rule} {recipe} {key}: no problem matches it "
+                       "any more")
         if outcome.stale and getattr(args, "prune_baseline", False):
             kept = self.known - set(outcome.stale)
             try:
                 write_config_keys(Path(args.baseline), kept)
             except OSError as bad:
-                return _cannot_write(args.baseline, bad, err)
+                return _cannot_write(args.baseline, bad, say)
             self.pruned = True
-            print(f"{PREFIX} removed {len(outcome.stale)} stale entries from "
-                  f"{one_line(args.baseline)}", file=err)
+            say.notice(f"removed {len(outcome.stale)} stale entries from {args.baseline}")
         if outcome.accepted:
-            print(f"{PREFIX} {outcome.accepted} problem(s) accepted by the baseline "
-                  f"{one_line(args.baseline)}", file=err)
+            say.notice(f"{outcome.accepted} problem(s) accepted by the baseline {args.baseline}")
         return True
 
-    def exit_code(self, code: int, err: TextIO) -> int:
+    def exit_code(self, code: int, reporter: Reporter) -> int:
         """The command's exit code, given the one its reports alone would have."""
         args = self.args
+        say = reporter.of("check")
         if code == EXIT_UNUSABLE:
             if args.write_baseline and self.written is None:
-                print(f"{PREFIX} {one_line(args.write_baseline)} not written: a config "
-                      "could not be used", file=err)
+                say.notice(f"{args.write_baseline} not written: a config could not be used")
             return code
         if self.written is not None:
-            print(f"{PREFIX} wrote {self.written} baseline entries to "
-                  f"{one_line(args.write_baseline)}", file=err)
+            say.notice(f"wrote {self.written} baseline entries to {args.write_baseline}")
             return EXIT_OK
         if code == EXIT_OK and self.stale and getattr(args, "fail_on_stale", False) \
                 and not self.pruned:
@@ -104,6 +99,6 @@ class CheckBaseline:
         return code
 
 
-def _cannot_write(path: str, bad: OSError, err: TextIO) -> bool:
-    print(f"{PREFIX} cannot write {one_line(path)}: {bad.strerror or bad}", file=err)
+def _cannot_write(path: str, bad: OSError, say: Reporter) -> bool:
+    say.notice(f"cannot write {path}: {bad.strerror or bad}")
     return False

@@ -14,14 +14,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
 from nemo_rl_workers.commands.streams import SafeStream
 from nemo_rl_workers.errors import one_line
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.config_check import ConfigReport
     from nemo_rl_workers.tree.revision import Revision
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
 
 
 def check_recipe(config: str, overrides: Sequence[str], *, entry: str | None = None) -> int:

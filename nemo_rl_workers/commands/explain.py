@@ -10,14 +10,13 @@ nearest ones).
 
 from __future__ import annotations
 
-import json
+import argparse
 from typing import TextIO
 
-from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.commands.exit_codes import EXIT_OK
+from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.findings.catalogue import TABLES, Entry, entries, nearest, plain
 from nemo_rl_workers.model.suggest import did_you_mean
-
-EXIT_OK, EXIT_UNUSABLE = 0, 2
 
 
 def _text(found: list[Entry]) -> list[str]:
@@ -49,33 +48,33 @@ def _json(found: list[Entry]) -> dict[str, object]:
     }
 
 
-def _index(as_json: bool, out: TextIO) -> int:
+def _index(as_json: bool, say: Reporter) -> int:
     if as_json:
-        json.dump({"tables": [
+        say.json({"tables": [
             {"table": t.what, "guide_section": t.title,
              "rules": {row[0]: Entry(row[0], t, tuple(row[1:])).summary for row in t.rows}}
-            for t in TABLES]}, out, indent=2)
-        out.write("\n")
+            for t in TABLES]})
         return EXIT_OK
     for table in TABLES:
-        print(f"{table.what}s (guide: {table.title})", file=out)
+        say.line(f"{table.what}s (guide: {table.title})")
         for name, *cells in table.rows:
-            print(f"  {name}: {Entry(name, table, tuple(cells)).summary}", file=out)
+            say.line(f"  {name}: {Entry(name, table, tuple(cells)).summary}")
     return EXIT_OK
 
 
-def run_explain(rule: str | None, as_json: bool, out: TextIO, err: TextIO) -> int:
+def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """`explain [RULE] [--json]`."""
+    rule: str | None = args.rule
+    say = Reporter(out, err).of("explain")
     if rule is None:
-        return _index(as_json, out)
+        return _index(args.json, say)
     found = entries(rule)
     if not found:
         hint = did_you_mean(nearest(rule))
-        print(f"nemo-rl-workers: explain: no rule is named {one_line(repr(rule))}; {hint} "
-              "(nemo-rl-workers explain lists every rule)", file=err)
-        return EXIT_UNUSABLE
-    if as_json:
-        json.dump(_json(found), out, indent=2)
-        out.write("\n")
+        return say.unusable(f"no rule is named {rule!r}; {hint} "
+                            "(nemo-rl-workers explain lists every rule)")
+    if args.json:
+        say.json(_json(found))
     else:
-        print("\n".join(_text(found)), file=out)
+        say.line("\n".join(_text(found)))
     return EXIT_OK

@@ -8,11 +8,11 @@ environment that is no row's own worker, with its environment and who registered
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_UNUSABLE, verdict
+from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.findings.report import table
 
 if TYPE_CHECKING:
@@ -200,30 +200,28 @@ def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from nemo_rl_workers.model.registry import RegistryError, default_registry
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
 
+    say = Reporter(out, err)
     as_json: bool = args.json
     revisions = Revisions(args, err)
     try:
         found = revisions(find_checkout(args.nemo_rl, (), args.reference))
         revisions.say_notes()
         if found is None:
-            return 2
+            return EXIT_UNUSABLE
         revision = found
         listing = worker_listing(default_registry())
     except (RegistryError, UnusableCheckout) as bad:
-        print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)  # a path may hold a newline
-        return 2
+        return say.unusable(str(bad))  # one line: a path may hold a newline
     if not revision.is_reference:
         if as_json:
-            json.dump(tree_listing_json(revision), out, indent=2)
-            out.write("\n")
+            say.json(tree_listing_json(revision))
         else:
-            print(f"NeMo-RL: {revision.label()}\n{render_tree_listing(revision)}", file=out)
+            say.line(f"NeMo-RL: {revision.label()}\n{render_tree_listing(revision)}")
         # A table the source could not decide whole is not a listing to rely on.
-        return 1 if revision.unread or revision.class_problems or revision.registry_problems \
-            else 0
+        return verdict(bool(revision.unread or revision.class_problems
+                            or revision.registry_problems))
     if as_json:
-        json.dump({"nemo_rl": revision.as_json(), **listing_json(listing)}, out, indent=2)
-        out.write("\n")
+        say.json({"nemo_rl": revision.as_json(), **listing_json(listing)})
     else:
-        print(f"NeMo-RL: {revision.label()}\n{render_listing(listing)}", file=out)
-    return 0
+        say.line(f"NeMo-RL: {revision.label()}\n{render_listing(listing)}")
+    return EXIT_OK

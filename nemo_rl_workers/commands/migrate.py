@@ -3,8 +3,9 @@ keeping comments (the command driver).
 
 The work is split by concern: `migration` (what changes, and planning files with their
 `defaults:` parents), `yaml_edits` (editing the text at node spans) and `migrate_files`
-(reading and replacing files safely). This module parses the command line, writes what
-was planned and reports it; the names tests and callers import from it are re-exported.
+(reading and replacing files safely); the grammar is `options.migrate_parser`. This module
+writes what was planned and reports it, as text or (`--check` with `--output-format`) in a
+structured format; the names tests and callers import from it are re-exported.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import difflib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TextIO
 
+from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_UNUSABLE, verdict
 from nemo_rl_workers.commands.options import (
-    TREE_MODELS,
-    Formatter,
-    add_cache_flags,
-    add_nemo_rl_flag,
+    chosen_format,
+    migrate_parser,
+    parse,
+    wants_format,
 )
+from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.model.migration import DROPPED_KEYS as DROPPED_KEYS
 from nemo_rl_workers.model.migration import LOUD
@@ -30,7 +33,6 @@ from nemo_rl_workers.model.migration import Migration as Migration
 from nemo_rl_workers.model.migration import migrate_paths as migrate_paths
 from nemo_rl_workers.model.migration import migrate_text as migrate_text
 from nemo_rl_workers.model.migration import plan_file as plan_file
-from nemo_rl_workers.model.resolver import FIELD
 from nemo_rl_workers.reading.migrate_files import CONFIG_SUFFIXES as CONFIG_SUFFIXES
 from nemo_rl_workers.reading.migrate_files import MAX_FOLDER_ENTRIES as MAX_FOLDER_ENTRIES
 from nemo_rl_workers.reading.migrate_files import FileReport as FileReport
@@ -43,42 +45,7 @@ from nemo_rl_workers.reading.migrate_files import replace_refusal as replace_ref
 from nemo_rl_workers.reading.migrate_files import write_atomic as write_atomic
 from nemo_rl_workers.reading.yaml_edits import MigrationError as MigrationError
 
-# -------------------------------------------------------------------------------- CLI
-
-
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # argparse would exit the process; run_migrate returns an exit code instead.
-        raise _UsageError(message)
-
-
-def _parser() -> _Parser:
-    parser = _Parser(
-        prog="nemo-rl-workers migrate",
-        add_help=False,
-        formatter_class=Formatter,
-        description="Rewrite outdated NeMo-RL configs to the current schema, keeping comments. "
-        "Without --in-place or -o, show what would change.",
-    )
-    parser.add_argument("configs", nargs="+", type=Path, metavar="CONFIG",
-                        help="config files, or folders of them (searched for *.yaml, *.yml)")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--in-place", "-i", action="store_true", help="rewrite the files in place")
-    where.add_argument("-o", "--output", type=Path, metavar="OUT",
-                       help="write here: a file for one input file, "
-                       "else a folder mirroring the inputs")
-    where.add_argument("--check", action="store_true",
-                       help="write nothing; exit 1 when any file would change")
-    parser.add_argument("--explicit-workers", action="store_true",
-                        help=f"write out the {FIELD} that quant_cfg implies")
-    add_nemo_rl_flag(parser)
-    add_cache_flags(parser, TREE_MODELS)
-    parser.add_argument("-h", "--help", action="store_true", help="show this help")
-    return parser
+PREFIX = "nemo-rl-workers migrate:"
 
 
 def _destinations(
@@ -93,25 +60,25 @@ def _destinations(
     return {f: out / _real(f).relative_to(common) for f, _ in inputs}
 
 
-def _show_report(report: FileReport, verb: str, out: TextIO, err: TextIO) -> None:
+def _show_report(report: FileReport, verb: str, say: Reporter) -> None:
     name = one_line(str(report.path))  # a file name may hold a newline
     if report.status == "error":
-        err.write(f"error: {name}: {report.error}\n")
+        say.err_line(f"error: {name}: {report.error}")
         return
-    out.write(f"{name}: {verb if report.status == 'changed' else 'unchanged'}\n")
+    say.line(f"{name}: {verb if report.status == 'changed' else 'unchanged'}")
     for change in report.changes:
-        out.write(f"  {change}\n")
+        say.line(f"  {change}")
     for note in report.notes:
         if note.startswith(LOUD):  # it changes what runs: said on stderr too, file and line
             line, _, message = note.removeprefix(LOUD).removeprefix("line ").partition(": ")
-            err.write(f"{name}:{line}: warning: {message}\n")
-            out.write(f"  warning: {message} (line {line})\n")
+            say.err_line(f"{name}:{line}: warning: {message}")
+            say.line(f"  warning: {message} (line {line})")
             continue
-        out.write(f"  note: {note}\n")
+        say.line(f"  note: {note}")
 
 
 def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path]],
-                         err: TextIO) -> set[Path] | None:
+                         say: Reporter) -> set[Path] | None:
     """The files whose NeMo-RL reads the older schema they are on: migrate moves configs
     to the schema of their tree, never away from it, so these stay as they are (one line
     per tree says why). None after one line for a bad --nemo-rl."""
@@ -120,7 +87,7 @@ def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path
     from nemo_rl_workers.tree.revision import NEW_SCHEMA
 
     kept: dict[str, list[Path]] = {}
-    revisions = Revisions(args, err)
+    revisions = Revisions(args, say.err)
     try:
         for file, _ in inputs:
             revision = revisions(find_checkout(args.nemo_rl, [str(file)], args.reference))
@@ -129,53 +96,97 @@ def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path
             if revision.schema != NEW_SCHEMA:
                 kept.setdefault(revision.label(), []).append(file)
     except UnusableCheckout as bad:
-        err.write(f"nemo-rl-workers migrate: {one_line(str(bad))}\n")
+        say.notice(str(bad))
         return None
     finally:
         revisions.say_notes()
     for label, files in kept.items():
-        err.write(f"nemo-rl-workers migrate: {len(files)} file(s) left unchanged: they are "
-                  f"on the schema of the NeMo-RL they belong to, {label}; give --reference "
-                  "(or --nemo-rl with a tree on the automodel_cfg schema) to migrate toward "
-                  "it\n")
+        say.notice(f"{len(files)} file(s) left unchanged: they are on the schema of the NeMo-RL "
+                  f"they belong to, {label}; give --reference (or --nemo-rl with a tree on "
+                  "the automodel_cfg schema) to migrate toward it")
     return {f for files in kept.values() for f in files}
 
 
 def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
-    """`nemo-rl-workers migrate CONFIG... [--in-place | -o OUT | --check] [--explicit-workers]`.
+    """`nemo-rl-workers migrate CONFIG... [--in-place | -o OUT | --check] [--explicit-workers]`,
+    and `migrate --check CONFIG... --output-format F`: migrate's verdicts, in F.
 
     Exit status: 0 done or nothing to do, 1 `--check` found a file that would change,
     2 unusable input (a missing file, invalid YAML, a usage error).
     """
-    parser = _parser()
-    if "-h" in argv or "--help" in argv:
-        out.write(parser.format_help())
-        return 0
-    try:
-        args = parser.parse_args(list(argv))
-    except _UsageError as e:  # one line, like every unusable input (see --help)
-        err.write(f"nemo-rl-workers migrate: error: {e}\n")
-        return 2
+    say = Reporter(out, err, PREFIX)
+    formatted = wants_format(argv)
+    parser = migrate_parser(formatted=formatted)
+    if not formatted and ("-h" in argv or "--help" in argv):
+        say.write(parser.format_help())
+        return EXIT_OK
+    args = parse(parser, argv, out, err)  # a usage error: one line, like every unusable input
+    if isinstance(args, int):
+        return args
+    fmt = chosen_format(args) if formatted else "text"
+    if formatted:
+        problem = _format_problem(args, fmt)
+        if problem is not None:
+            return say.prefixed(f"{PREFIX} error:").unusable(problem)
     configs: list[Path] = args.configs
+    files = say.prefixed("error:")
     try:
         inputs = expand_inputs(configs)
     except MigrationError as e:
-        err.write(f"error: {one_line(str(e))}\n")
-        return 2
+        return files.unusable(str(e))
     if not inputs:
-        names = ", ".join(one_line(str(c)) for c in configs)
-        err.write(f"error: no config files found in {names}\n")
-        return 2
-    kept = _on_their_own_schema(args, inputs, err)
+        return files.unusable(f"no config files found in {', '.join(str(c) for c in configs)}")
+    if fmt is not None and fmt != "text":
+        return _formatted(configs, args.explicit_workers, fmt, say)
+    return _migrate(args, configs, inputs, say)
+
+
+def _format_problem(args: argparse.Namespace, fmt: str | None) -> str | None:
+    from nemo_rl_workers.findings.formats import unavailable
+
+    if fmt is None:
+        return f"--json and --output-format {args.output_format} disagree; give one"
+    if unavailable(fmt) is not None:
+        return unavailable(fmt)
+    if fmt != "text" and not args.check:
+        return f"--output-format {fmt} needs --check"
+    return None
+
+
+def _formatted(configs: list[Path], explicit_workers: bool, fmt: str, say: Reporter) -> int:
+    """`--check` in a format: what would change in each file, written nowhere."""
+    from nemo_rl_workers.findings.adapters import migrate_results
+
+    reports = migrate_paths(configs, explicit_workers=explicit_workers)
+    for report in reports:
+        if report.status == "error":
+            say.prefixed("error:").notice(f"{report.path}: {report.error or ''}")
+    if fmt == "json":
+        say.json({"files": [
+            {"path": str(r.path), "status": r.status, "changes": list(r.changes),
+             "notes": list(r.notes), "error": r.error}
+            for r in reports
+        ]})
+    elif not say.results(migrate_results(reports), fmt):
+        return EXIT_UNUSABLE
+    if any(r.status == "error" for r in reports):
+        return EXIT_UNUSABLE
+    return verdict(any(r.status == "changed" for r in reports))
+
+
+def _migrate(args: argparse.Namespace, configs: list[Path], inputs: list[tuple[Path, Path]],
+             say: Reporter) -> int:
+    """Show, write (--in-place, -o) or judge (--check) each file, then the counts."""
+    kept = _on_their_own_schema(args, inputs, say)
     if kept is None:
-        return 2
+        return EXIT_UNUSABLE
     if kept:
         inputs = [(f, base) for f, base in inputs if f not in kept]
         configs = [c for c in configs if _is_dir(c) or c not in kept]
         if not inputs:
-            out.write(f"0 {'changed' if args.in_place else 'would change'}, "
-                      f"{len(kept)} unchanged, 0 failed\n")
-            return 0
+            say.line(f"0 {'changed' if args.in_place else 'would change'}, "
+                     f"{len(kept)} unchanged, 0 failed")
+            return EXIT_OK
     reports = [r for r in migrate_paths(configs, explicit_workers=args.explicit_workers)
                if r.path not in kept]
     in_place: bool = args.in_place
@@ -212,15 +223,16 @@ def run_migrate(argv: Sequence[str], out: TextIO, err: TextIO) -> int:
                 report = FileReport(report.path, "error",
                                     error=f"cannot be written: {e.strerror or e}")
         shown.append(report)
-        _show_report(report, verb, out, err)
+        _show_report(report, verb, say)
         if not in_place and output is None and not args.check and report.text is not None:
             old = report.original.decode("utf-8").splitlines(keepends=True)
-            out.writelines(difflib.unified_diff(
-                old, report.text.splitlines(keepends=True),
-                str(report.path), f"{report.path} (migrated)"))
+            for piece in difflib.unified_diff(
+                    old, report.text.splitlines(keepends=True),
+                    str(report.path), f"{report.path} (migrated)"):
+                say.write(piece)
     counts = {s: sum(r.status == s for r in shown) for s in ("changed", "unchanged", "error")}
-    out.write(f"{counts['changed']} {verb}, {counts['unchanged']} unchanged, "
-              f"{counts['error']} failed\n")
+    say.line(f"{counts['changed']} {verb}, {counts['unchanged']} unchanged, "
+             f"{counts['error']} failed")
     if counts["error"]:
-        return 2
-    return 1 if args.check and counts["changed"] else 0
+        return EXIT_UNUSABLE
+    return verdict(args.check and counts["changed"] > 0)

@@ -1,4 +1,6 @@
-"""The command line's grammar: every subcommand, its arguments and its help.
+"""The command line's grammar: every subcommand, its arguments and its help, the options
+commands share (`--nemo-rl`, the cache, the baseline, `--output-format`), and `migrate`'s
+own grammar (`migrate_parser`), parsed once.
 
 Built from argparse alone, importing no check, no YAML library and no registry, so
 `nemo-rl-workers --help`, `--version` and a usage error cost only the interpreter's start;
@@ -8,18 +10,21 @@ each command's module is imported when that command runs (`cli`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import textwrap
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
 
 from nemo_rl_workers import __version__
+from nemo_rl_workers.commands import exit_codes
+from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
 from nemo_rl_workers.findings.formats import FORMATS
 
-EXIT_UNUSABLE = 2
-_DESCRIPTION = """`nemo-rl-workers`: resolve, check, verify and migrate worker configs, audit a
+_DESCRIPTION = f"""`nemo-rl-workers`: resolve, check, verify and migrate worker configs, audit a
 NeMo-RL checkout, and explain what a rule means, from a shell or CI.
 
-Exit codes: 0 no problem, 1 problems found, 2 unusable input, 70 internal error,
-74 output cannot be written, 130 interrupted, 141 output pipe closed. Unusable input is
+Exit codes: {exit_codes.summary()}. Unusable input is
 always one line on stderr, never a traceback; an internal error (a bug) is one line
 naming the file that holds its traceback (in the cache folder, see --cache-dir).
 """
@@ -35,14 +40,27 @@ class Formatter(argparse.HelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one line and exit code 2."""
+    """argparse that reports a usage error as one line and exit code 2; `note` ends the
+    line (what the grammar in force accepts, where it is not the command's whole one)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, note: str = "", **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", Formatter)
         super().__init__(*args, **kwargs)
+        self.note = note
 
     def error(self, message: str) -> Any:
-        self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_UNUSABLE, f"{self.prog}: error: {message}{self.note}\n")
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str], out: TextIO,
+          err: TextIO) -> argparse.Namespace | int:
+    """`argv` parsed, or the exit code after argparse's own output (`--help`, `--version`,
+    a usage error), written to `out` and `err`, never to the process's streams."""
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            return parser.parse_args(list(argv))
+    except SystemExit as stop:
+        return stop.code if isinstance(stop.code, int) else EXIT_UNUSABLE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -148,6 +166,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# With --output-format or --json, migrate's grammar is --check's alone (nothing is written).
+MIGRATE_FORMAT_NOTE = " (--output-format goes with --check only)"
+_MIGRATE_DESCRIPTION = ("Rewrite outdated NeMo-RL configs to the current schema, keeping "
+                        "comments. Without --in-place or -o, show what would change.")
+
+
+def migrate_parser(*, formatted: bool = False) -> Parser:
+    """`migrate`'s grammar (its own: `migrate --help` is migrate's). `formatted`: the one in
+    force when a format is asked for (`wants_format`): the files, --check, --explicit-workers
+    and the format; the other options keep their defaults."""
+    from nemo_rl_workers.model.resolver import FIELD
+
+    parser = Parser(prog="nemo-rl-workers migrate", add_help=False,
+                    description=_MIGRATE_DESCRIPTION,
+                    note=MIGRATE_FORMAT_NOTE if formatted else "")
+    parser.add_argument("configs", nargs="+", type=Path, metavar="CONFIG",
+                        help="config files, or folders of them (searched for *.yaml, *.yml)")
+    check_help = "write nothing; exit 1 when any file would change"
+    if formatted:
+        parser.add_argument("--check", action="store_true", help=check_help)
+        parser.set_defaults(in_place=False, output=None, nemo_rl=None, reference=False,
+                            cache_dir=None, no_cache=False, help=False)
+    else:
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--in-place", "-i", action="store_true",
+                           help="rewrite the files in place")
+        where.add_argument("-o", "--output", type=Path, metavar="OUT",
+                           help="write here: a file for one input file, "
+                           "else a folder mirroring the inputs")
+        where.add_argument("--check", action="store_true", help=check_help)
+    parser.add_argument("--explicit-workers", action="store_true",
+                        help=f"write out the {FIELD} that quant_cfg implies")
+    if formatted:
+        add_output_format(parser, has_json=False)
+    else:
+        parser.set_defaults(output_format=None, json=False)
+        add_nemo_rl_flag(parser)
+        add_cache_flags(parser, TREE_MODELS)
+        parser.add_argument("-h", "--help", action="store_true", help="show this help")
+    return parser
+
+
+def wants_format(argv: Sequence[str]) -> bool:
+    """Whether `migrate ARGS` names an output format (else migrate runs as it always did)."""
+    return any(a == "--json" or a == "--output-format" or a.startswith("--output-format=")
+               for a in argv)
+
+
 def add_nemo_rl_flag(
     command: argparse.ArgumentParser,
     nemo_rl_help: str = "the NeMo-RL checkout to judge against (default: the checkout holding "
@@ -180,6 +246,17 @@ def add_output_format(command: argparse.ArgumentParser, *, has_json: bool = True
     )
     if not has_json:
         command.add_argument("--json", action="store_true", help="same as --output-format json")
+
+
+def format_problem(args: argparse.Namespace) -> str | None:
+    """Why the format `args` asks for cannot be written (`--json` and `--output-format`
+    disagree, or its library is not installed), or None."""
+    from nemo_rl_workers.findings.formats import unavailable
+
+    fmt = chosen_format(args)
+    if fmt is None:
+        return f"--json and --output-format {args.output_format} disagree; give one"
+    return unavailable(fmt)
 
 
 def chosen_format(args: argparse.Namespace) -> str | None:

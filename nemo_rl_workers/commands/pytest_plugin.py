@@ -34,7 +34,6 @@ from typing import Any
 import pytest
 
 OPTION = "--nemo-rl-workers"
-_EXIT_UNUSABLE = 2
 
 
 class WorkersCheckFailed(Exception):
@@ -105,7 +104,9 @@ class _CommandItem(pytest.Item):
 
 def _payload(code: int, out: str, err: str) -> Any:
     """The command's JSON, or None when it wrote none (it failed: its stderr says why)."""
-    if code == _EXIT_UNUSABLE or not out.strip():
+    from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
+
+    if code == EXIT_UNUSABLE or not out.strip():
         return None
     try:
         return json.loads(out)

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
+from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_UNUSABLE
+from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.guard.recipe_check import recipe_of
 
 USAGE = ("usage: nemo-rl-workers run [--strict] [--warn | --no-preflight] SCRIPT [ARGS...]\n"
@@ -44,14 +46,16 @@ class Preflight(Protocol):
 def run_command(argv: Sequence[str], preflight: Preflight | None = None) -> int:
     """Parse, check the recipe (`preflight`), then run the program; its `SystemExit`
     passes through."""
+    # The process's own streams: the program that follows writes to them too.
+    say = Reporter(sys.stdout, sys.stderr, "nemo-rl-workers run:")
     args = list(argv)
     strict = False
     asked: str | None = None
     while args and args[0].startswith("-") and args[0] != "-m":
         option = args.pop(0)
         if option in ("-h", "--help"):
-            print(USAGE)
-            return 0
+            say.line(USAGE)
+            return EXIT_OK
         if option == "--strict":
             strict = True
         elif option == "--warn":
@@ -61,15 +65,17 @@ def run_command(argv: Sequence[str], preflight: Preflight | None = None) -> int:
         elif option == "--":
             break
         else:
-            print(f"nemo-rl-workers run: unknown option {option}\n{USAGE}", file=sys.stderr)
-            return 2
+            say.notice(f"unknown option {option}")
+            say.err_line(USAGE)
+            return EXIT_UNUSABLE
     module = bool(args) and args[0] == "-m"
     if module:
         args.pop(0)
     if not args:
         what = "MODULE after -m" if module else "SCRIPT or -m MODULE"
-        print(f"nemo-rl-workers run: give a {what}\n{USAGE}", file=sys.stderr)
-        return 2
+        say.notice(f"give a {what}")
+        say.err_line(USAGE)
+        return EXIT_UNUSABLE
     recipe = recipe_of(args[1:])
     if recipe is not None and preflight is not None:
         from nemo_rl_workers.guard.recipe_check import mode
@@ -77,13 +83,13 @@ def run_command(argv: Sequence[str], preflight: Preflight | None = None) -> int:
         how = asked or mode(os.environ)
         # The script being run is the entry the recipe is judged through (a module: the
         # config's shape chooses, as `check` does without --entry).
-        code = preflight(*recipe, entry=None if module else args[0]) if how != "off" else 0
-        if code != 0 and how != "warn":
-            print(f"nemo-rl-workers run: {recipe[0]}: the recipe has problems (above); the "
-                  "program was not started (--warn: start it anyway; --no-preflight: skip "
-                  "the check)", file=sys.stderr)
+        code = preflight(*recipe, entry=None if module else args[0]) if how != "off" \
+            else EXIT_OK
+        if code != EXIT_OK and how != "warn":
+            say.notice(f"{recipe[0]}: the recipe has problems (above); the program was not "
+                       "started (--warn: start it anyway; --no-preflight: skip the check)")
             return code
     from nemo_rl_workers.guard.launcher import launch
 
     launch(args[0], args[1:], module=module, strict=strict)
-    return 0
+    return EXIT_OK

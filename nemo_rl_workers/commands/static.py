@@ -1,100 +1,34 @@
-"""`verify --static` and `check --static`: the CLI side of `static_check`.
-
-Same output, JSON shapes and exit codes as the runtime `verify` and `check`
+"""`check --static`: every resolved worker judged from source by a type checker
+(`static_check`), its problems added to the config's report; `verify --static` is
+`commands.verify`'s. Same output, JSON shapes and exit codes as without `--static`
 (0 no problem, 1 problems, 2 unusable input), so a CI job can switch between them.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from nemo_rl_workers.checks.config_check import ConfigReport
 from nemo_rl_workers.checks.static_check import (
-    ProtocolSpec,
-    ProtocolText,
     StaticReport,
     Subject,
     checker_command,
     judge,
 )
 from nemo_rl_workers.commands.cache import open_cache, say_static_notes
-from nemo_rl_workers.commands.structured import emit_verify
+from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.errors import Problem
-from nemo_rl_workers.findings.formats import STRUCTURED
-
-if TYPE_CHECKING:
-    from nemo_rl_workers.commands.verify_tree import Judged
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE = 0, 1, 2
-ROLE_NOTE = "the constructor binding (--role) is checked by the runtime verifier only"
 
 
-def _checker_missing(checker: str, err: TextIO) -> bool:
+def checker_missing(checker: str, err: TextIO) -> bool:
+    """Whether `--checker`'s type checker is missing here (after one line saying so)."""
     if checker_command(checker) is None:
-        print(
-            f"nemo-rl-workers: {checker} is not installed in this environment "
-            f"(pip install {checker}); --checker chooses another",
-            file=err,
-        )
+        Reporter(err, err).notice(f"{checker} is not installed in this environment "
+                                 f"(pip install {checker}); --checker chooses another")
         return True
     return False
-
-
-def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO,
-                  judged: Judged | None = None) -> int:
-    """`verify FQN --protocol P --static`: judge one class from its source (taken from the
-    NeMo-RL tree `judged` names first, against that tree's Protocol where it has one)."""
-    if _checker_missing(args.checker, err):
-        return EXIT_UNUSABLE
-    usable, cache = open_cache(args, err)
-    if not usable:
-        return EXIT_UNUSABLE
-    tree_root = judged.tree_root if judged is not None else None
-    tree_protocol = judged.protocol if judged is not None else None
-    if tree_protocol is not None:
-        subject = Subject(args.fqn, tree_protocol.name, args.base)
-        protocols: dict[str, ProtocolSpec] | None = {
-            tree_protocol.name: ProtocolText(tree_protocol.name, tree_protocol.text)}
-    else:
-        subject, protocols = Subject(args.fqn, args.protocol, args.base), None
-    (report,) = judge([subject], checker=args.checker, cache=cache, protocols=protocols,
-                      first_roots=(tree_root,) if tree_root else ())
-    say_static_notes(cache, err)
-    if report.unusable is not None:
-        print(f"nemo-rl-workers: {report.unusable}", file=err)
-        return EXIT_UNUSABLE
-    skipped = [*report.skipped, *([ROLE_NOTE] if args.role else [])]
-    fmt: str = getattr(args, "output_format", None) or "text"
-    if args.json or fmt in STRUCTURED:
-        payload = {
-            "class": args.fqn,
-            "protocol": args.protocol,
-            "ok": report.ok,
-            "violations": [
-                {"member": f.member, "rule": f.rule, "message": line}
-                for f, line in zip(report.findings, report.lines(), strict=True)
-            ],
-            "skipped": skipped,
-            "checker": args.checker,
-        }
-        if fmt in STRUCTURED:
-            return emit_verify(payload, fmt, out, err)
-        json.dump(payload | (judged.as_json() if judged is not None else {}), out, indent=2)
-        out.write("\n")
-    else:
-        if judged is not None and judged.line is not None:
-            print(judged.line, file=out)
-        if report.ok:
-            contract = tree_protocol.described() if tree_protocol is not None else args.protocol
-            print(f"{args.fqn} implements {contract}", file=out)
-        for line in report.lines():
-            print(line, file=out)
-        for note in skipped:
-            print(f"skipped: {note}", file=out)
-    return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
 def add_static_problems(
@@ -106,7 +40,7 @@ def add_static_problems(
     the cache `options` name cannot be used."""
     from nemo_rl_workers.checks.contract_check import WorkerCheck
 
-    if _checker_missing(checker, err):
+    if checker_missing(checker, err):
         return False
     usable, cache = open_cache(options or argparse.Namespace(no_cache=True), err)
     if not usable:

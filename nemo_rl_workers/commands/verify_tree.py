@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
-
-from nemo_rl_workers.errors import one_line
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.tree_protocols import TreeProtocol
+    from nemo_rl_workers.commands.reporter import Reporter
     from nemo_rl_workers.tree.revision import Revision
 
 
@@ -49,16 +48,16 @@ class Judged:
         return found
 
 
-def judged_against(args: argparse.Namespace, err: TextIO) -> Judged | None:
+def judged_against(args: argparse.Namespace, say: Reporter) -> Judged | None:
     """The revision and contract for `verify` (see the module docstring); None after one
-    line on `err` when the tree or the cache cannot be used, the class does not exist, or
+    line on stderr when the tree or the cache cannot be used, the class does not exist, or
     the tree has no Protocol the contract can stand for."""
     from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
     from nemo_rl_workers.tree.revision_build import selects_through_library
     from nemo_rl_workers.tree.stage import revision_of
 
-    revisions = Revisions(args, err)
+    revisions = Revisions(args, say.err)
     try:
         checkout = find_checkout(args.nemo_rl, (), args.reference, classes=[args.fqn])
         # A tree that selects through this library (the runtime beside the tool) is the
@@ -66,7 +65,7 @@ def judged_against(args: argparse.Namespace, err: TextIO) -> Judged | None:
         revision = (revision_of(checkout) if checkout is not None
                     and selects_through_library(checkout.root) else revisions(checkout))
     except UnusableCheckout as bad:
-        print(f"nemo-rl-workers: {one_line(str(bad))}", file=err)
+        say.notice(str(bad))
         return None
     finally:
         revisions.say_notes()
@@ -77,7 +76,7 @@ def judged_against(args: argparse.Namespace, err: TextIO) -> Judged | None:
         given or not revision.is_reference) else None
     missing = _missing(args.fqn, tree_root)
     if missing is not None:
-        print(f"nemo-rl-workers: FQN={one_line(missing)}", file=err)
+        say.notice(f"FQN={missing}")
         return None
     if revision.is_reference or tree_root is None:
         return Judged(revision, tree_root, None)
@@ -87,8 +86,7 @@ def judged_against(args: argparse.Namespace, err: TextIO) -> Judged | None:
         return Judged(revision, tree_root, None)
     found = _tree_protocol(args, tree_root, revision)
     if isinstance(found, str):
-        print(f"nemo-rl-workers: {one_line(args.fqn)} cannot be verified against "
-              f"NeMo-RL {revision.label()}: {one_line(found)}", file=err)
+        say.notice(f"{args.fqn} cannot be verified against NeMo-RL {revision.label()}: {found}")
         return None
     return Judged(revision, tree_root, found)
 

@@ -14,6 +14,7 @@ import pytest
 
 from nemo_rl_workers.commands import cli
 from nemo_rl_workers.commands.cache import MODEL_CACHE_ENV
+from nemo_rl_workers.commands.exit_codes import EXIT_INTERNAL
 from tests.cli_run import run_cli
 
 SAVED = "nemo-rl-workers-internal-error-*.txt"
@@ -37,7 +38,7 @@ def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
 
 def _fail(*argv: str) -> str:
     code, out, err = run_cli(*argv)
-    assert (code, out) == (cli.EXIT_INTERNAL, "")
+    assert (code, out) == (EXIT_INTERNAL, "")
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         "nemo-rl-workers: internal error (RuntimeError); the traceback is in "), lines

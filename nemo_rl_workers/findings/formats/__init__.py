@@ -8,7 +8,7 @@ adapter (`findings.adapters`) makes. `--json` stays a spelling of `--output-form
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the writers' argument; the flag's names need none of it
     from nemo_rl_workers.findings.results import Results
@@ -21,7 +21,7 @@ EXTRA = "nemo-rl-worker-contracts[ci]"
 
 __all__ = [
     "EXTRA", "FORMATS", "STRUCTURED", "FormatUnavailable",
-    "render", "unavailable", "write",
+    "render", "unavailable",
 ]
 
 
@@ -64,14 +64,3 @@ def _writer(fmt: str) -> Callable[[Results], str]:
 def render(results: Results, fmt: str) -> str:
     """`results` in `fmt` (one of STRUCTURED); FormatUnavailable without its library."""
     return _writer(fmt)(results)
-
-
-def write(results: Results, fmt: str, out: TextIO, err: TextIO) -> bool:
-    """Write `results`; False (after one line on `err`) when the format is unavailable."""
-    try:
-        text = render(results, fmt)
-    except FormatUnavailable as missing:
-        print(f"nemo-rl-workers: {missing}", file=err)
-        return False
-    out.write(text)
-    return True
