@@ -1,6 +1,6 @@
 """Expressions of a tree's code evaluated on one loaded config, importing nothing.
 
-`config_tests` keeps the few test shapes a call is guarded by (a key path compared with
+`conditions` keeps the few test shapes a call is guarded by (a key path compared with
 literals); a tree's own pre-allocation rules (`checks.tree_rules`) need more of what
 upstream writes before it starts workers: locals assigned from config values
 (`tp_size = config["megatron_cfg"]["tensor_model_parallel_size"]`), arithmetic on them
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from nemo_rl_workers.checks.audit.config_tests import _short
+from nemo_rl_workers.interpret.conditions import short_value
 from nemo_rl_workers.tree.source.resolve import dotted_name
 
 MAX_DEPTH = 40  # nested expressions followed; deeper is Unknown (hostile source)
@@ -132,7 +132,7 @@ def _unknown(reason: str, *parts: Value) -> Unknown:
 def show_value(value: object) -> str:
     """A config value, short; never raises (an int of thousands of digits has no str())."""
     try:
-        return _short(value)
+        return short_value(value)
     except ValueError:
         return "a number too long to show"
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from nemo_rl_workers.interpret.expressions import Known
 from nemo_rl_workers.tree.source.model import ClassInfo
 from nemo_rl_workers.tree.source.resolve import (
     base_names,
@@ -386,6 +387,33 @@ def instance_dump(instance: Instance, exclude_none: bool) -> dict[str, object]:
     return out
 
 
+def config_model(tree: SourceTree, module: Module | None, annotation: str | None) -> object:
+    """The tree's class an annotation names (`MasterConfig`), or None."""
+    from nemo_rl_workers.tree.entry_configs import class_named
+
+    return class_named(tree, module, annotation)
+
+
+def model_field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, object]:
+    """A config model's field `key`, as its class body declares it: `key: T = <literal>`
+    or `key: T = Field(default=<literal>)` gives its default; `T` naming a class of the
+    tree (`Optional[T]` too) gives the field's own model, and `dict[str, T]` an opaque
+    one (`annotated_model`). Bases are not followed (no default:
+    undecided)."""
+    if not isinstance(model, ClassInfo):
+        return None, None
+    for stmt in model.node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                and stmt.target.id == key):
+            continue
+        child = annotated_model(tree, model, stmt.annotation)
+        field = declared_field(stmt)  # the model's field as pydantic reads it
+        if field is None or field.missing or field.factory is not None:
+            return None, child
+        return Known(field.default), child
+    return None, None
+
+
 __all__ = ["OPAQUE", "PYDANTIC_BASE", "Field", "Instance", "Kind", "Lineage", "annotated_model",
-           "construct", "declared_field", "dump", "extra_mode", "fields", "instance_dump",
-           "is_subclass", "kind_of", "lineage"]
+           "config_model", "construct", "declared_field", "dump", "extra_mode", "fields",
+           "instance_dump", "is_subclass", "kind_of", "lineage", "model_field"]
