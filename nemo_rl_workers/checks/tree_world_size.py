@@ -37,7 +37,8 @@ from nemo_rl_workers.interpret.expressions import (
     show_value,
 )
 from nemo_rl_workers.interpret.models import config_model, model_field
-from nemo_rl_workers.interpret.walk import SetupWalk, called_name, walk_scope, worker_stops
+from nemo_rl_workers.interpret.shape import all_calls, called_name
+from nemo_rl_workers.interpret.walk import SetupWalk, walk_scope, worker_stops
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
@@ -132,8 +133,8 @@ def built_on(function: Function, driver: str) -> str | None:
     """The one local every `driver(cluster=<local>, ...)` call of `function` names, or
     None (no such call, or calls on different clusters)."""
     named: set[str | None] = set()
-    for node in ast.walk(function.node):
-        if isinstance(node, ast.Call) and called_name(node) == driver:
+    for node in all_calls(function):
+        if called_name(node) == driver:
             named.add(next((k.value.id for k in node.keywords if k.arg == CLUSTER_KEYWORD
                             and isinstance(k.value, ast.Name)), None))
     return named.pop() if len(named) == 1 else None

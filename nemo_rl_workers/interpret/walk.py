@@ -37,8 +37,7 @@ from nemo_rl_workers.interpret.expressions import (
     truth,
 )
 from nemo_rl_workers.interpret.helpers import Budget, HelperEvaluator
-from nemo_rl_workers.tree.knowledge import WORKER_GROUP_ATTRIBUTE
-from nemo_rl_workers.tree.source.resolve import own_nodes
+from nemo_rl_workers.interpret.shape import called_name, local_builders, shape_of, starts
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
@@ -149,22 +148,9 @@ def walk_scope(function: Function, module: Module | None, environ: Environ,
 def worker_stops(tree: SourceTree, revision: Revision, function: Function) -> frozenset[str]:
     """Names whose call (or mention, for a local function handed to an executor) starts
     workers in `function`: the tree's driver classes, and the local functions that
-    build one."""
-    drivers = set(revision.driver_fqns)
-    local: set[str] = set()
-    for node in ast.walk(function.node):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not \
-                function.node and any(called_name(sub) in drivers for sub in ast.walk(node)):
-            local.add(node.name)
-    return frozenset(drivers | local)
-
-
-def called_name(node: ast.AST) -> str | None:
-    if not isinstance(node, ast.Call):
-        return None
-    func = node.func
-    return func.id if isinstance(func, ast.Name) else (
-        func.attr if isinstance(func, ast.Attribute) else None)
+    build one (derived once per function: `shape.local_builders`)."""
+    drivers = frozenset(revision.driver_fqns)
+    return drivers | local_builders(function, drivers)
 
 
 @dataclass
@@ -351,8 +337,8 @@ class SetupWalk:
         if not self.FOLLOWS_HELPERS or self.depth >= MAX_HELPER_DEPTH or not isinstance(
                 stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Assert)):
             return
-        for node in own_nodes(stmt):
-            if not isinstance(node, ast.Call) or any(
+        for node in shape_of(stmt).calls:
+            if any(
                     isinstance(a, ast.Starred) for a in node.args) or any(
                     k.arg is None for k in node.keywords):
                 continue
@@ -429,9 +415,8 @@ class SetupWalk:
         `cfg.update(...)`, `.pop(...)`): on known arguments, where the walk is sure it
         runs, the walk's copy changes as the run's does; otherwise every name that holds
         it is no longer known."""
-        for node in own_nodes(stmt):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    node.func.attr in _IN_PLACE:
+        for node in shape_of(stmt).calls:
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _IN_PLACE:
                 receiver = self.evaluator().value(node.func.value)
                 if isinstance(receiver, Known) and isinstance(receiver.value, (dict, list)):
                     if unsure is None and self._applied(receiver.value, node):
@@ -466,9 +451,8 @@ class SetupWalk:
         turn by turn, where its body has no early exit and starts no workers: a rule in it
         is judged on every turn, and said once (a refusal on any turn refuses). Where the
         loop is not followed, why."""
-        if not isinstance(stmt, ast.For) or stmt.orelse or unsure is not None or any(
-                isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom,
-                               ast.Try)) for n in own_nodes(stmt)) or self.starts_workers(
+        if not isinstance(stmt, ast.For) or stmt.orelse or unsure is not None or shape_of(
+                    stmt).exits or self.starts_workers(
                     stmt):
             return unsure or "it runs in a loop, which this check does not follow"
         sequence = self.evaluator().value(stmt.iter)
@@ -512,7 +496,7 @@ class SetupWalk:
 
     def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[Branch],
               reason: str) -> None:
-        for node in own_nodes(stmt):
+        for node in shape_of(stmt).nodes:
             if isinstance(node, (ast.Assert, ast.Raise)):
                 self.rules.append(self._rule(node, guards, "undecided", reason, (), ()))
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -588,22 +572,7 @@ class SetupWalk:
     STATIC_CALLS_START = True
 
     def starts_workers(self, stmt: ast.stmt) -> bool:
-        bases = {id(n.value) for n in own_nodes(stmt) if isinstance(n, ast.Attribute)} \
-            if not self.STATIC_CALLS_START else set()
-        for node in own_nodes(stmt):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    id(node.func.value) in bases and called_name(node) not in self.stops:
-                continue
-            if isinstance(node, ast.Call) and called_name(node) in self.stops:
-                return True
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
-                    node.id in self.stops and node.id not in self.scope.names and \
-                    id(node) not in bases:
-                return True  # a local function that builds a driver, handed on
-            if isinstance(node, ast.Attribute) and node.attr == WORKER_GROUP_ATTRIBUTE and \
-                    isinstance(node.ctx, ast.Store):
-                return True
-        return False
+        return starts(stmt, self.stops, self.STATIC_CALLS_START).holds(self.scope.names)
 
 
 def _exception(stmt: ast.Raise, walk: SetupWalk) -> tuple[str, str]:
