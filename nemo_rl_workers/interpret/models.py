@@ -15,6 +15,7 @@ is None and the value is undecided.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -402,6 +403,23 @@ def model_field(tree: SourceTree, model: object, key: str) -> tuple[Known | None
     undecided)."""
     if not isinstance(model, ClassInfo):
         return None, None
+    # The class body decides it, whatever the config: looked up once per class and key.
+    kept: dict[str, tuple[bool, object, object]] | None = getattr(model.node, _FIELDS_KEPT,
+                                                                  None)
+    if kept is None:
+        kept = {}
+        setattr(model.node, _FIELDS_KEPT, kept)
+    found = kept.get(key)
+    if found is None:
+        found = kept[key] = _model_field(tree, model, key)
+    has_default, default, child = found
+    return (Known(copy.deepcopy(default)) if has_default else None), child
+
+
+_FIELDS_KEPT = "_nemo_rl_workers_fields"
+
+
+def _model_field(tree: SourceTree, model: ClassInfo, key: str) -> tuple[bool, object, object]:
     for stmt in model.node.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
                 and stmt.target.id == key):
@@ -409,10 +427,9 @@ def model_field(tree: SourceTree, model: object, key: str) -> tuple[Known | None
         child = annotated_model(tree, model, stmt.annotation)
         field = declared_field(stmt)  # the model's field as pydantic reads it
         if field is None or field.missing or field.factory is not None:
-            return None, child
-        return Known(field.default), child
-    return None, None
-
+            return False, None, child
+        return True, field.default, child
+    return False, None, None
 
 __all__ = ["OPAQUE", "PYDANTIC_BASE", "Field", "Instance", "Kind", "Lineage", "annotated_model",
            "config_model", "construct", "declared_field", "dump", "extra_mode", "fields",
