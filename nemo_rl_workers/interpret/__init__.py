@@ -16,8 +16,13 @@ imported across modules):
   `HelperStopped`);
 - `models`: what a config block is at run time under the pydantic or TypedDict model the
   tree declares it with (`config_model`, `model_field`, `construct`, `dump`, ...);
-- `walk`: the statement walk (`SetupWalk`, with `Branch`, `TreeRule`, `walk_scope`,
-  `worker_stops`, `called_name`), which the tree rules, the world size, the entry reach
+- `shape`: what is derived once per statement and function of the tree, whatever the
+  config (`shape_of`: the nodes and calls a statement holds, its early exits; `starts`:
+  whether it starts workers; `local_builders`, `all_calls`, `called_name`);
+- `strict`: unknown syntax shapes, undecided for users and an error in the tests
+  (`UnknownShape`, `strict_mode`, `unknown_shape`);
+- `walk`: the statement walk (`SetupWalk`, with `Branch`, `TreeRule`, `walk_scope` and
+  `worker_stops`), which the tree rules, the world size, the entry reach
   and the entry walk extend through `statement`, `assign` and `starts_workers`.
 
 Nothing here imports `checks`, `findings` or `commands`.

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from nemo_rl_workers.interpret.conditions import short_value
+from nemo_rl_workers.interpret.strict import unknown_shape
 from nemo_rl_workers.tree.source.resolve import dotted_name
 
 MAX_DEPTH = 40  # nested expressions followed; deeper is Unknown (hostile source)
@@ -173,6 +174,13 @@ def _small(value: object) -> bool:
         abs(value) <= MAX_NUMBER
 
 
+# Expressions deliberately not computed (their value is undecided, said so); any other
+# node type is an unknown shape (`strict`).
+_NOT_COMPUTED = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
+                 ast.JoinedStr, ast.FormattedValue, ast.Await, ast.Yield, ast.YieldFrom,
+                 ast.NamedExpr, ast.Starred, ast.Slice)
+
+
 class Evaluator:
     """Evaluates expressions of one function body in a `Scope`."""
 
@@ -223,7 +231,9 @@ class Evaluator:
                 return _unknown(_reason(test), test)
             chosen = self.value(node.body if holds else node.orelse, depth)
             return _with(chosen, test)
-        return Unknown(f"{_text(node)} is not a value this check computes")
+        if isinstance(node, _NOT_COMPUTED):
+            return Unknown(f"{_text(node)} is not a value this check computes")
+        return Unknown(unknown_shape(node, "an expression"))
 
     def _dict(self, node: ast.Dict, depth: int) -> Value:
         """`{k: v, **other}`: keys and values known, each unpacked part a mapping."""

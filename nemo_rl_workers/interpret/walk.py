@@ -38,6 +38,7 @@ from nemo_rl_workers.interpret.expressions import (
 )
 from nemo_rl_workers.interpret.helpers import Budget, HelperEvaluator
 from nemo_rl_workers.interpret.shape import called_name, local_builders, shape_of, starts
+from nemo_rl_workers.interpret.strict import unknown_shape
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
@@ -248,6 +249,9 @@ class SetupWalk:
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return  # defined, not run here
+        if not isinstance(stmt, _SIMPLE):
+            self._loop(stmt, guards, unknown_shape(stmt, self.file))
+            return
         if self.starts_workers(stmt):
             self.stopped = self.started = True
             return
@@ -494,8 +498,9 @@ class SetupWalk:
                     bound[alias.asname or alias.name] = f"{source}.{alias.name}"
         self.scope.imports = {**self.scope.imports, **bound}
 
-    def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[Branch],
-              reason: str) -> None:
+    def _loop(self, stmt: ast.stmt, guards: list[Branch], reason: str) -> None:
+        """A body not followed statement by statement (a loop, an unknown shape): its
+        rules are undecided with `reason`, what it binds unknown."""
         for node in shape_of(stmt).nodes:
             if isinstance(node, (ast.Assert, ast.Raise)):
                 self.rules.append(self._rule(node, guards, "undecided", reason, (), ()))
@@ -679,6 +684,10 @@ def _same(a: object, b: object) -> bool:
         return False
 
 
+# The statements walked one by one (the compound ones are handled above): any other type
+# (`match`, `try`/`except*`, what a later Python adds) is an unknown shape (`strict`).
+_SIMPLE = (ast.Assert, ast.Raise, ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign,
+           ast.Expr, ast.Pass, ast.Delete, ast.Global, ast.Nonlocal, ast.Break, ast.Continue)
 _IN_PLACE = frozenset({"setdefault", "update", "pop", "popitem", "clear", "append", "extend",
                        "insert", "remove", "__setitem__", "__delitem__"})
 _APPLIED = frozenset({"setdefault", "update", "pop"})  # followed on known arguments
