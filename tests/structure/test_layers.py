@@ -21,6 +21,8 @@ LAYERS = (
     ("nemo_rl_workers.model",),
     # The tree stage: the model of a NeMo-RL tree, which every check reads.
     ("nemo_rl_workers.tree",),
+    # The interpret stage: the tree's own code evaluated on a config, which the checks extend.
+    ("nemo_rl_workers.interpret",),
     ("nemo_rl_workers.checks",),
     ("nemo_rl_workers.findings",),
     # The runtime guard runs beside the commands: it reads the tree and judges with the
@@ -65,7 +67,8 @@ def test_layer_of_takes_the_longest_prefix() -> None:
     assert layer_of("nemo_rl_workers.errors") == 0
     assert layer_of("nemo_rl_workers.reading.guarded_file") == 1
     assert layer_of("nemo_rl_workers.tree.source.model") == 3
-    assert layer_of("nemo_rl_workers.commands.cli") == 6
+    assert layer_of("nemo_rl_workers.interpret.walk") == 4
+    assert layer_of("nemo_rl_workers.commands.cli") == 7
     assert layer_of("nemo_rl.models") is None
 
 
@@ -74,7 +77,7 @@ def test_upward_imports_are_found() -> None:
              "nemo_rl_workers.commands.cli": {"nemo_rl_workers.model.resolver"}}
     assert upward_imports(graph) == [
         "nemo_rl_workers.model.resolver (layer 2) imports nemo_rl_workers.commands.cli "
-        "(layer 6)"]
+        "(layer 7)"]
 
 
 def test_no_import_runs_from_a_lower_layer_to_a_higher_one() -> None:
