@@ -29,6 +29,7 @@ from bench import (
     bench_driver_weight,
     bench_faults,
     bench_guard,
+    bench_interpret,
     bench_launches,
     bench_refusal,
     bench_startup,
@@ -75,6 +76,8 @@ BENCHES = (
           bench_guard.main),
     Bench("14. The tree model: cached, linear, bounded", "bench_tree", bench_tree.main),
     Bench("15. Reach along resolved calls", "bench_chain_reach", bench_chain_reach.main),
+    Bench("16. Repository scale: check against pyrefly, cold, warm, one recipe twice",
+          "bench_interpret", bench_interpret.main),
 )
 
 

@@ -32,6 +32,11 @@ if "NEMO_RL_WORKERS_CACHE_DIR" not in os.environ:
     os.environ["NEMO_RL_WORKERS_CACHE_DIR"] = _CACHE
     atexit.register(shutil.rmtree, _CACHE, True)
 
+# The interpreter raises on a syntax shape it has no case for, rather than calling what
+# it holds undecided (`nemo_rl_workers.interpret.strict`): the corpus and every tree a test
+# writes are walked in strict mode, here and in the commands run in subprocesses.
+os.environ.setdefault("NEMO_RL_WORKERS_STRICT", "1")
+
 # tests/cluster starts its own multi-node Ray cluster, which cannot share a process with the
 # session cluster below: `make test-cluster` runs it alone, with this variable set.
 CLUSTER_TESTS_ENV = "NEMO_RL_CLUSTER_TESTS"

@@ -20,8 +20,8 @@ from nemo_rl_workers.model.sections import read_by_checks, section_at
 from nemo_rl_workers.reading.origin import Lines, locate, own_line, same_file
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.audit.config_expressions import Read
     from nemo_rl_workers.checks.tree_rules import ClusterSizes
+    from nemo_rl_workers.interpret.expressions import Read
     from nemo_rl_workers.reading.load_answers import LoadAnswers
     from nemo_rl_workers.reading.loader import LoadedConfig
     from nemo_rl_workers.tree.launch import Launch

@@ -9,7 +9,7 @@ research template (`single_update.py`) does. `check --entry DRIVER CONFIG` follo
   `lm_policy.Policy`) with the keyword `worker_extension_cls_fqn=EXPR`. EXPR is a string,
   a module constant, or a read of the config (`config["policy"]["..."]`,
   `config.policy["..."]`, `policy_config.get("...")` after `policy_config = config.policy`),
-  evaluated with the tree rules' evaluator (`audit.config_expressions`), the function's
+  evaluated with the tree rules' evaluator (`interpret.expressions`), the function's
   config parameter (annotated with an entry config class of the tree, or named `config` /
   `master_config`) bound to the loaded config, and the statements before the call walked
   in order: assignments bind names, a key the script writes is written, a config block
@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nemo_rl_workers.checks.audit.config_expressions import (
+from nemo_rl_workers.errors import show
+from nemo_rl_workers.interpret.expressions import (
     Environ,
     Evaluator,
     Known,
@@ -43,7 +44,6 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     Unknown,
     Value,
 )
-from nemo_rl_workers.errors import show
 from nemo_rl_workers.tree.knowledge import ACTOR_ENVIRONMENT_REGISTRIES, EXTENSION_FIELD
 from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.source.reading import SourceProblem, read_source

@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.audit.config_expressions import truth
 from nemo_rl_workers.checks.entry_sections import at_path, entry_of
-from nemo_rl_workers.checks.tree_world_size import _SizeWalk, setup_scope
+from nemo_rl_workers.checks.tree_world_size import SizeWalk, setup_scope
+from nemo_rl_workers.interpret.expressions import truth
 from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.audit.config_expressions import Scope
-    from nemo_rl_workers.checks.tree_rules import _Guard
+    from nemo_rl_workers.interpret.expressions import Scope
+    from nemo_rl_workers.interpret.walk import Branch
     from nemo_rl_workers.tree.entry_builds import EntryBuild
     from nemo_rl_workers.tree.revision import Revision
     from nemo_rl_workers.tree.source import Function, SourceTree
@@ -90,7 +90,7 @@ def _reach(config: Mapping[str, Any], revision: Revision, entry: str, line: int,
     return walk.found or Reach(None, f"{where} was not followed as far as line {line}")
 
 
-class _ReachWalk(_SizeWalk):
+class _ReachWalk(SizeWalk):
     """The world size's walk of a setup, on past the drivers it builds, to one line."""
 
     def __init__(self, function: Function, scope: Scope, root: Path, tree: SourceTree,
@@ -102,12 +102,12 @@ class _ReachWalk(_SizeWalk):
     def _holds_line(self, node: ast.stmt) -> bool:
         return node.lineno <= self.line <= (node.end_lineno or node.lineno)
 
-    def _starts_workers(self, stmt: ast.stmt) -> bool:
+    def starts_workers(self, stmt: ast.stmt) -> bool:
         return False
 
-    def _statement(self, stmt: ast.stmt, guards: list[_Guard], unsure: str | None) -> None:
+    def statement(self, stmt: ast.stmt, guards: list[Branch], unsure: str | None) -> None:
         if self.found is not None or not self._holds_line(stmt):
-            super()._statement(stmt, guards, unsure)
+            super().statement(stmt, guards, unsure)
             return
         if isinstance(stmt, ast.If) and unsure is None:
             holds = truth(self.evaluator().value(stmt.test))
@@ -116,7 +116,7 @@ class _ReachWalk(_SizeWalk):
                 self._found(Reach(False))
                 return
         if isinstance(stmt, _COMPOUND):
-            super()._statement(stmt, guards, unsure)
+            super().statement(stmt, guards, unsure)
             return
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self._found(Reach(None, f"line {self.line} is in a function {SETUP} defines, "

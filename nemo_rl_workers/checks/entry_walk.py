@@ -1,7 +1,7 @@
 """What an entry script does to a config before its algorithm's `setup`, followed.
 
 The entry (`EntryScript`: the function that calls `setup(config, ...)`) is walked statement
-by statement as the tree's `setup` is (`tree_rules.SetupWalk`), from where it loads the
+by statement as the tree's `setup` is (`interpret.walk.SetupWalk`), from where it loads the
 config to the `setup` call:
 
 - The load. The entry parses its command line (`args, overrides = parse_args()`), then
@@ -33,15 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.audit.config_expressions import Environ, Known, Unknown, Value
-from nemo_rl_workers.checks.tree_rules import (
-    SetupWalk,
-    TreeRule,
-    config_model,
-    model_field,
-    walk_scope,
-    worker_stops,
-)
+from nemo_rl_workers.interpret.expressions import Environ, Known, Unknown, Value
+from nemo_rl_workers.interpret.models import config_model, model_field
+from nemo_rl_workers.interpret.walk import SetupWalk, TreeRule, walk_scope, worker_stops
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
 from nemo_rl_workers.tree.source.resolve import dotted_name
 from nemo_rl_workers.tree.source_kept import tree_source
@@ -124,12 +118,12 @@ class _EntryWalk(SetupWalk):
         self.command_line: set[str] = set()
         self.at_setup: Value | None = None
 
-    def _statement(self, stmt: ast.stmt, guards: Any, unsure: str | None) -> None:
-        if not self.started and self._starts_workers(stmt):
+    def statement(self, stmt: ast.stmt, guards: Any, unsure: str | None) -> None:
+        if not self.started and self.starts_workers(stmt):
             self.at_setup = self.scope.names.get(self.script.config_name)
-        super()._statement(stmt, guards, unsure)
+        super().statement(stmt, guards, unsure)
 
-    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
+    def assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
                 unsure: str | None) -> None:
         value = stmt.value
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -147,7 +141,7 @@ class _EntryWalk(SetupWalk):
             if loaded is not None:
                 self.scope.names[self.script.config_name] = loaded
                 return
-        super()._assign(stmt, unsure)
+        super().assign(stmt, unsure)
         held = self.scope.names.get(self.script.config_name)
         if any(isinstance(t, ast.Name) and t.id == self.script.config_name for t in targets) \
                 and isinstance(held, Unknown):  # the line that lost it, named

@@ -24,8 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nemo_rl_workers.checks.audit.config_tests import Origin, first_failed
 from nemo_rl_workers.errors import Problem, show
+from nemo_rl_workers.interpret.conditions import Origin, first_failed
 from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
 from nemo_rl_workers.model.sections import as_mapping, model_sections, quant_cfg_of

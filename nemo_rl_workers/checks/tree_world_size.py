@@ -6,10 +6,10 @@ generation) is built on: `cluster = RayVirtualCluster(bundle_ct_per_node_list=
 reward model (`env.reward_model.resources`), teachers or inference. The model records each
 construction and the local each driver is built on (`Revision.cluster_builds`,
 `EntryBuild.cluster`); this module walks the setup in statement order with the tree rules'
-walker (`tree_rules`), on the config, and evaluates the bundle expression where the
+walker (`interpret.walk`), on the config, and evaluates the bundle expression where the
 setup builds that cluster: the world size is its sum. Small helpers the setup calls on
 config values (`extract_necessary_env_names(data_config)`: which environments the data
-names) are run on the config's values (`helper_calls`). What the walk cannot decide (a
+names) are run on the config's values (`interpret.helpers`). What the walk cannot decide (a
 branch on a value this check does not compute) is undecided, with the reason: never the
 reference's arithmetic in its place.
 """
@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.audit.config_expressions import (
+from nemo_rl_workers.checks.entry_sections import entry_of
+from nemo_rl_workers.interpret.expressions import (
     Environ,
     Evaluator,
     Known,
@@ -35,15 +36,9 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     Value,
     show_value,
 )
-from nemo_rl_workers.checks.entry_sections import entry_of
-from nemo_rl_workers.checks.tree_rules import (
-    SetupWalk,
-    _called_name,
-    config_model,
-    model_field,
-    walk_scope,
-    worker_stops,
-)
+from nemo_rl_workers.interpret.models import config_model, model_field
+from nemo_rl_workers.interpret.shape import all_calls, called_name
+from nemo_rl_workers.interpret.walk import SetupWalk, walk_scope, worker_stops
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
@@ -109,7 +104,7 @@ def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str |
         name = built_on(function, driver)
         if name is None:
             return None
-    walk = _SizeWalk(function, scope, Path(revision.root), worker_stops(tree, revision, function),
+    walk = SizeWalk(function, scope, Path(revision.root), worker_stops(tree, revision, function),
                      tree, clusters)
     try:
         walk.run()
@@ -138,8 +133,8 @@ def built_on(function: Function, driver: str) -> str | None:
     """The one local every `driver(cluster=<local>, ...)` call of `function` names, or
     None (no such call, or calls on different clusters)."""
     named: set[str | None] = set()
-    for node in ast.walk(function.node):
-        if isinstance(node, ast.Call) and _called_name(node) == driver:
+    for node in all_calls(function):
+        if called_name(node) == driver:
             named.add(next((k.value.id for k in node.keywords if k.arg == CLUSTER_KEYWORD
                             and isinstance(k.value, ast.Name)), None))
     return named.pop() if len(named) == 1 else None
@@ -163,7 +158,7 @@ def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
     return tree, function, scope
 
 
-class _SizeWalk(SetupWalk):
+class SizeWalk(SetupWalk):
     """The tree rules' walk of a setup, where an assignment builds a recorded cluster
     (its size bound to its local). It sizes clusters: the rules of the helpers it calls
     are not its to walk."""
@@ -180,7 +175,7 @@ class _SizeWalk(SetupWalk):
     # the clusters are sized after it).
     STATIC_CALLS_START = False
 
-    def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
+    def assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign,
                 unsure: str | None) -> None:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(
             stmt.targets) == 1 else None
@@ -189,7 +184,7 @@ class _SizeWalk(SetupWalk):
         if build is not None and target is not None:
             self._bind(target, _cluster(build, self.evaluator()), unsure)
             return
-        super()._assign(stmt, unsure)
+        super().assign(stmt, unsure)
 
 
 def _cluster(build: ClusterBuild, evaluator: Evaluator) -> Value:

@@ -1,6 +1,6 @@
-"""The config tests kept on the way to a call (`config_tests`), judged against configs: each
-form a caller writes, with the config that agrees, the one that contradicts it, and the
-one that does not say."""
+"""The config tests kept on the way to a call (`conditions.config_tests`), judged against
+configs: each form a caller writes, with the config that agrees, the one that contradicts
+it, and the one that does not say."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.checks.audit.config_tests import ConfigTest, config_tests
+from nemo_rl_workers.interpret.conditions import ConfigTest, config_tests
 from nemo_rl_workers.tree.source import read_tree
 
 GEN = {"policy": {"generation": {"backend": "vllm", "colocated": {"enabled": True}}}}

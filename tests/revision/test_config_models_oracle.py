@@ -1,4 +1,4 @@
-"""`config_models` against pydantic itself: generated models (fields with literal,
+"""`interpret.models` against pydantic itself: generated models (fields with literal,
 `Field(default=...)` and factory defaults, optional and nested models, `extra="allow"` or
 pydantic's default) and generated blocks. What the tree's code holds at run time is what
 pydantic makes of them; the check reads the class statements only, so wherever it decides
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nemo_rl_workers.checks.config_models import Instance, construct, dump, instance_dump
+from nemo_rl_workers.interpret.models import Instance, construct, dump, instance_dump
 from nemo_rl_workers.tree.source_kept import tree_source
 from tests.revision.trees import write
 

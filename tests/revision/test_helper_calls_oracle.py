@@ -1,4 +1,4 @@
-"""The helper runner (`checks.helper_calls`) against Python itself: generated helpers made
+"""The helper runner (`interpret.helpers`) against Python itself: generated helpers made
 of the statements it runs (assignments and tuple unpacking, `if` on config values, `for`
 over `.items()`, `enumerate`, `zip`, `range` and lists, dict displays with `**`,
 `.append`/`.add`, `return`), each run on generated config blocks both by the interpreter
@@ -17,8 +17,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nemo_rl_workers.checks.audit.config_expressions import Environ, Known, Scope
-from nemo_rl_workers.checks.helper_calls import Budget, HelperEvaluator
+from nemo_rl_workers.interpret.expressions import Environ, Known, Scope
+from nemo_rl_workers.interpret.helpers import Budget, HelperEvaluator
 from nemo_rl_workers.tree.source_kept import tree_source
 from tests.revision.trees import write
 

@@ -13,7 +13,7 @@ by a factory, or passed in unannotated does not resolve: the call is not followe
 A chain ends at an entry: a module-level function of a module whose entry functions
 declare the whole config they run on (`entry_configs`), taking that config, that no
 other such function calls (`validate` is run by `grpo_train`: the chain goes on up).
-Each link keeps the config tests its guards are wholly made of (`config_tests.
+Each link keeps the config tests its guards are wholly made of (`interpret.conditions.
 whole_tests`: enclosing `if`s, early exits, `assert`s before the call) and, as text, the
 guards that are not, so a config-scoped `check` judges each chain on its config later
 (`chain_verdict`). Plain data: the report that holds chains is cached by content.
@@ -25,8 +25,8 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from nemo_rl_workers.checks.audit.config_tests import ConfigTest, whole_tests
-from nemo_rl_workers.checks.audit.inline import bind, helper_of, inlined, substituted
+from nemo_rl_workers.interpret.conditions import ConfigTest, whole_tests
+from nemo_rl_workers.interpret.inline import bind, helper_of, inlined, substituted
 from nemo_rl_workers.tree.entry_configs import MIN_BLOCKS, block_count, class_named
 from nemo_rl_workers.tree.source import (
     CallSite,

@@ -2,7 +2,7 @@
 
 A finding is *reached* by a config only along a chain (`call_chain`) whose entry module
 runs on that config (its entry config's top-level keys are all there: `entry_configs`)
-and each of whose guards the config decides to hold (`config_tests.decided`); the
+and each of whose guards the config decides to hold (`interpret.conditions.decided`); the
 verdict names that chain. It is *not reached* when every chain's entry runs on other
 configs, or some guard on it the config decides against (the first named, with the
 config's value). Anything else, a guard that is no config test (a helper's result, a
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nemo_rl_workers.checks.audit.call_chain import Chain
-from nemo_rl_workers.checks.audit.config_tests import decided, first_failed
+from nemo_rl_workers.interpret.conditions import decided, first_failed
 
 MAX_NAMED = 2  # chains named in one reason, then how many more
 

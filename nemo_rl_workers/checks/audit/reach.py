@@ -19,7 +19,7 @@ and dtensor_enable: raise` before it chooses its worker).
 A caller whose own function has callers is followed one level further (a guard there
 counts too); what cannot be told stays `reachable`. With `origins` (a config-scoped
 `check`), each reaching call is followed up to where it comes from, with the config tests
-on the way (`config_tests`), so one recipe's values can be judged against them later.
+on the way (`interpret.conditions`), so one recipe's values can be judged against them later.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from nemo_rl_workers.checks.audit.config_tests import ConfigTest, Origin, config_tests
+from nemo_rl_workers.interpret.conditions import ConfigTest, Origin, config_tests
 from nemo_rl_workers.tree.conditions import (
     Condition,
     condition_of,

@@ -13,7 +13,7 @@ from typing import Final, Literal, TypeAlias, get_args
 
 from nemo_rl_workers.checks.audit.call_chain import Chain
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
-from nemo_rl_workers.checks.audit.config_tests import Origin
+from nemo_rl_workers.interpret.conditions import Origin
 from nemo_rl_workers.tree.conditions import conflicts, describe
 from nemo_rl_workers.tree.drivers import Dispatch, Driver, WorkerChoice, restricted
 from nemo_rl_workers.tree.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn

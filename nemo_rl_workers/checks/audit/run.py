@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nemo_rl_workers.checks.audit.call_chain import CallChains, Chain
-from nemo_rl_workers.checks.audit.config_tests import Origin
 from nemo_rl_workers.checks.audit.context import AuditContext
 from nemo_rl_workers.checks.audit.interfaces import (
     check_interface_calls,
@@ -27,6 +26,7 @@ from nemo_rl_workers.checks.audit.rules import (
 )
 from nemo_rl_workers.checks.audit.subclasses import audit_subclasses, model_mentioning
 from nemo_rl_workers.checks.audit.vllm_extensions import EXTENSION_KEY, named_classes
+from nemo_rl_workers.interpret.conditions import Origin
 from nemo_rl_workers.tree.checkout import PACKAGE, UnusableCheckout, checkout_folder
 from nemo_rl_workers.tree.drivers import (
     Dispatch,

@@ -11,10 +11,10 @@ statement on the arguments' values: assignments (a tuple unpacked), `if` on a de
 test, `for` over a known sequence (bounded; `enumerate`, `zip`, `range`, `.items()`),
 `.add`/`.append`/`.extend`/`.update` on a local, dict displays (`{**defaults, **over}`),
 the pydantic models and dataclasses of the tree it builds from config values
-(`TeacherResourceConfig(**merged)`: `config_models.construct`) and their fields, `return`.
+(`TeacherResourceConfig(**merged)`: `models.construct`) and their fields, `return`.
 Anything else, and any call deeper than `MAX_CALL_DEPTH`, leaves the result unknown with
 the reason. Nothing is imported. A config block is what the tree's code holds at run time
-(`config_models`): the instance of the pydantic model the tree declares it with (no dict;
+(`models`): the instance of the pydantic model the tree declares it with (no dict;
 `getattr` and `model_dump` read its fields and defaults), else the dict, list or scalar the
 YAML load gave, never an instance of the tree's classes; such an `isinstance` is decided.
 What a helper returns carries the config values its decided tests read.
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from nemo_rl_workers.checks.audit.config_expressions import (
+from nemo_rl_workers.interpret.expressions import (
     Environ,
     Evaluator,
     Known,
@@ -39,7 +39,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
     Value,
     truth,
 )
-from nemo_rl_workers.checks.config_models import (
+from nemo_rl_workers.interpret.models import (
     Instance,
     construct,
     dump,

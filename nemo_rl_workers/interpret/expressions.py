@@ -1,6 +1,6 @@
 """Expressions of a tree's code evaluated on one loaded config, importing nothing.
 
-`config_tests` keeps the few test shapes a call is guarded by (a key path compared with
+`conditions` keeps the few test shapes a call is guarded by (a key path compared with
 literals); a tree's own pre-allocation rules (`checks.tree_rules`) need more of what
 upstream writes before it starts workers: locals assigned from config values
 (`tp_size = config["megatron_cfg"]["tensor_model_parallel_size"]`), arithmetic on them
@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from nemo_rl_workers.checks.audit.config_tests import _short
+from nemo_rl_workers.interpret.conditions import short_value
+from nemo_rl_workers.interpret.strict import unknown_shape
 from nemo_rl_workers.tree.source.resolve import dotted_name
 
 MAX_DEPTH = 40  # nested expressions followed; deeper is Unknown (hostile source)
@@ -132,7 +133,7 @@ def _unknown(reason: str, *parts: Value) -> Unknown:
 def show_value(value: object) -> str:
     """A config value, short; never raises (an int of thousands of digits has no str())."""
     try:
-        return _short(value)
+        return short_value(value)
     except ValueError:
         return "a number too long to show"
 
@@ -171,6 +172,13 @@ def _small(value: object) -> bool:
         return True
     return math.isnan(value) or abs(value) <= MAX_NUMBER if isinstance(value, float) else \
         abs(value) <= MAX_NUMBER
+
+
+# Expressions deliberately not computed (their value is undecided, said so); any other
+# node type is an unknown shape (`strict`).
+_NOT_COMPUTED = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda,
+                 ast.JoinedStr, ast.FormattedValue, ast.Await, ast.Yield, ast.YieldFrom,
+                 ast.NamedExpr, ast.Starred, ast.Slice)
 
 
 class Evaluator:
@@ -223,7 +231,9 @@ class Evaluator:
                 return _unknown(_reason(test), test)
             chosen = self.value(node.body if holds else node.orelse, depth)
             return _with(chosen, test)
-        return Unknown(f"{_text(node)} is not a value this check computes")
+        if isinstance(node, _NOT_COMPUTED):
+            return Unknown(f"{_text(node)} is not a value this check computes")
+        return Unknown(unknown_shape(node, "an expression"))
 
     def _dict(self, node: ast.Dict, depth: int) -> Value:
         """`{k: v, **other}`: keys and values known, each unpacked part a mapping."""

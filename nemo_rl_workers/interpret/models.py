@@ -15,10 +15,12 @@ is None and the value is undecided.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from nemo_rl_workers.interpret.expressions import Known
 from nemo_rl_workers.tree.source.model import ClassInfo
 from nemo_rl_workers.tree.source.resolve import (
     base_names,
@@ -386,6 +388,49 @@ def instance_dump(instance: Instance, exclude_none: bool) -> dict[str, object]:
     return out
 
 
+def config_model(tree: SourceTree, module: Module | None, annotation: str | None) -> object:
+    """The tree's class an annotation names (`MasterConfig`), or None."""
+    from nemo_rl_workers.tree.entry_configs import class_named
+
+    return class_named(tree, module, annotation)
+
+
+def model_field(tree: SourceTree, model: object, key: str) -> tuple[Known | None, object]:
+    """A config model's field `key`, as its class body declares it: `key: T = <literal>`
+    or `key: T = Field(default=<literal>)` gives its default; `T` naming a class of the
+    tree (`Optional[T]` too) gives the field's own model, and `dict[str, T]` an opaque
+    one (`annotated_model`). Bases are not followed (no default:
+    undecided)."""
+    if not isinstance(model, ClassInfo):
+        return None, None
+    # The class body decides it, whatever the config: looked up once per class and key.
+    kept: dict[str, tuple[bool, object, object]] | None = getattr(model.node, _FIELDS_KEPT,
+                                                                  None)
+    if kept is None:
+        kept = {}
+        setattr(model.node, _FIELDS_KEPT, kept)
+    found = kept.get(key)
+    if found is None:
+        found = kept[key] = _model_field(tree, model, key)
+    has_default, default, child = found
+    return (Known(copy.deepcopy(default)) if has_default else None), child
+
+
+_FIELDS_KEPT = "_nemo_rl_workers_fields"
+
+
+def _model_field(tree: SourceTree, model: ClassInfo, key: str) -> tuple[bool, object, object]:
+    for stmt in model.node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                and stmt.target.id == key):
+            continue
+        child = annotated_model(tree, model, stmt.annotation)
+        field = declared_field(stmt)  # the model's field as pydantic reads it
+        if field is None or field.missing or field.factory is not None:
+            return False, None, child
+        return True, field.default, child
+    return False, None, None
+
 __all__ = ["OPAQUE", "PYDANTIC_BASE", "Field", "Instance", "Kind", "Lineage", "annotated_model",
-           "construct", "declared_field", "dump", "extra_mode", "fields", "instance_dump",
-           "is_subclass", "kind_of", "lineage"]
+           "config_model", "construct", "declared_field", "dump", "extra_mode", "fields",
+           "instance_dump", "is_subclass", "kind_of", "lineage", "model_field"]

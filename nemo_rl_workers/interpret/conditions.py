@@ -35,7 +35,7 @@ def _short_text(text: str) -> str:
     return text if len(text) <= MAX_TEST_CHARS else text[: MAX_TEST_CHARS - 3] + "..."
 
 
-def _short(value: Any) -> str:
+def short_value(value: Any) -> str:
     text = repr(value) if not isinstance(value, Mapping) else "{...}"
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
 
@@ -87,7 +87,7 @@ class ConfigTest:
     def given(self, config: Mapping[str, Any]) -> str:
         """The values the config has at the key path, as `path=value` (each shortened:
         a block or a long string is not the point)."""
-        shown = [f"{path}={_short(value)}" for path, value in _paths_at(config, self.keys, ())]
+        shown = [f"{path}={short_value(value)}" for path, value in _paths_at(config, self.keys, ())]
         if len(shown) > MAX_SHOWN:
             shown = [*shown[:MAX_SHOWN], f"and {len(shown) - MAX_SHOWN} more"]
         return ", ".join(shown) or f"no {'.'.join(self.keys)} (so {self.absent[0]!r})"
