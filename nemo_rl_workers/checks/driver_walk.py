@@ -46,6 +46,7 @@ from nemo_rl_workers.checks.audit.config_expressions import (
 from nemo_rl_workers.errors import show
 from nemo_rl_workers.tree.knowledge import ACTOR_ENVIRONMENT_REGISTRIES, EXTENSION_FIELD
 from nemo_rl_workers.tree.revision import Revision
+from nemo_rl_workers.tree.source.parse import NotPython, parse_file, parse_text
 from nemo_rl_workers.tree.source.reading import SourceProblem, read_source
 from nemo_rl_workers.tree.source.resolve import dotted_name, own_nodes
 
@@ -106,13 +107,13 @@ def _parse(path: str) -> ast.Module:
     text = read_source(Path(path), what="an entry script")
     if isinstance(text, SourceProblem):
         raise UnusableDriver(f"--entry {path}: {text.message}")
-    try:
-        return ast.parse(text, filename=path)
-    except SyntaxError as err:
-        raise UnusableDriver(f"--entry {path}:{err.lineno}: is not Python the interpreter "
-                             f"accepts ({err.msg})") from err
-    except (ValueError, RecursionError, MemoryError) as err:
-        raise UnusableDriver(f"--entry {path}: cannot be parsed ({type(err).__name__})") from err
+    parsed = parse_text(text, path)
+    if isinstance(parsed, NotPython):
+        raise UnusableDriver(f"--entry {path}:{parsed.line}: is not Python the interpreter "
+                             f"accepts ({parsed.detail})")
+    if isinstance(parsed, SourceProblem):
+        raise UnusableDriver(f"--entry {path}: {parsed.message}")
+    return parsed
 
 
 @dataclass(frozen=True)
@@ -574,13 +575,8 @@ def _tree_module(root: str, module: str) -> ast.Module | None:
     for file in (base.with_suffix(".py"), base / "__init__.py"):
         if not file.is_file():
             continue
-        text = read_source(file)
-        if isinstance(text, SourceProblem):
-            return None
-        try:
-            return ast.parse(text, filename=str(file))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        parsed = parse_file(file)
+        return None if isinstance(parsed, SourceProblem) else parsed
     return None
 
 

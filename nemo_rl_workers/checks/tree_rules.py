@@ -53,6 +53,7 @@ from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP, WORKER_GROUP_ATTRIBUTE
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
+from nemo_rl_workers.tree.source.imports import import_bindings, is_package_file
 from nemo_rl_workers.tree.source.resolve import own_nodes
 from nemo_rl_workers.tree.source_kept import tree_source
 
@@ -749,17 +750,7 @@ class SetupWalk:
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """A function-level import binds its names for the calls after it
         (`from nemo_rl.models.policy.teacher_worker_group import create_teacher_...`)."""
-        bound: dict[str, str] = {}
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                bound[alias.asname or alias.name.partition(".")[0]] = (
-                    alias.name if alias.asname else alias.name.partition(".")[0])
-        else:
-            package = self.function.module.rsplit(".", stmt.level)[0] if stmt.level else ""
-            source = ".".join(p for p in (package, stmt.module or "") if p)
-            for alias in stmt.names:
-                if alias.name != "*" and source:
-                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+        bound = import_bindings(stmt, self.function.module, is_package_file(self.function.file))
         self.scope.imports = {**self.scope.imports, **bound}
 
     def _loop(self, stmt: ast.For | ast.AsyncFor | ast.While, guards: list[_Guard],
