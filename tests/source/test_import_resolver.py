@@ -21,7 +21,7 @@ from nemo_rl_workers.tree.source import (
     find_class,
     function_imports,
     import_bindings,
-    outline,
+    module_outline,
     read_tree,
     resolve_fqn,
 )
@@ -114,7 +114,7 @@ def test_the_outline_holds_function_level_and_relative_imports(tmp_path: Path) -
         "\n\nclass Worker:\n"
         "    def run(self):\n"
         "        from vllm import LLM\n")})
-    found = outline(tmp_path / "pkg" / "mod.py", "pkg.mod")
+    found = module_outline(tmp_path / "pkg" / "mod.py", "pkg.mod")
     assert isinstance(found, Outline)
     assert found.imports == ("torch.nn", "pkg", "pkg.sibling", "vllm", "vllm.LLM")
     assert found.absolute_tops == {"torch", "vllm"}

@@ -47,7 +47,7 @@ The model (pyright-binder / pyflakes style) that `audit` and `verify --static` s
   `function_imports(node, ...)` (a function body's lazy imports).
 - The one parser: `parse_text(text, file)`, `parse_file(path)` (through `read_source`):
   a syntax tree or a `SourceProblem` (`NotPython` for a syntax error), never an exception.
-- `outline(file, module)` / `Outlines`: a module's imports and bindings as names, from one
+- `module_outline(file, module)` / `Outlines`: a module's imports and bindings as names, from one
   streaming pass (the static path follows imports across many modules with it);
   `module_imports(file, module)`.
 - The import-path lookup shared with `verify --static`: `ImportRoots`, `Located`,
@@ -71,7 +71,7 @@ _API = {
     "Outline": "nemo_rl_workers.tree.source.outline",
     "Outlines": "nemo_rl_workers.tree.source.outline",
     "module_imports": "nemo_rl_workers.tree.source.outline",
-    "outline": "nemo_rl_workers.tree.source.outline",
+    "module_outline": "nemo_rl_workers.tree.source.outline",
     "NotPython": "nemo_rl_workers.tree.source.parse",
     "parse_file": "nemo_rl_workers.tree.source.parse",
     "parse_text": "nemo_rl_workers.tree.source.parse",
@@ -125,7 +125,12 @@ if TYPE_CHECKING:
         SourceTree,
         StubKind,
     )
-    from nemo_rl_workers.tree.source.outline import Outline, Outlines, module_imports, outline
+    from nemo_rl_workers.tree.source.outline import (
+        Outline,
+        Outlines,
+        module_imports,
+        module_outline,
+    )
     from nemo_rl_workers.tree.source.parse import NotPython, parse_file, parse_text
     from nemo_rl_workers.tree.source.reading import (
         MAX_SOURCE_BYTES,
@@ -173,7 +178,7 @@ __all__ = [
     "locate",
     "module_imports",
     "module_name",
-    "outline",
+    "module_outline",
     "parse_file",
     "parse_text",
     "read_source",

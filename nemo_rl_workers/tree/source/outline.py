@@ -34,7 +34,7 @@ class Outline:
     functions: frozenset[str]
 
 
-def outline(file: Path, module: str) -> Outline | SourceProblem:
+def module_outline(file: Path, module: str) -> Outline | SourceProblem:
     """The outline of the module `module` whose source is `file`, or why there is none."""
     parsed = parse_file(file)
     if isinstance(parsed, SourceProblem):
@@ -63,7 +63,7 @@ def outline(file: Path, module: str) -> Outline | SourceProblem:
 def module_imports(file: Path, module: str) -> Iterator[str]:
     """The absolute names `file` (module `module`) imports (`Outline.imports`); nothing
     for a file that cannot be read (over the cap, not text) or parsed."""
-    found = outline(file, module)
+    found = module_outline(file, module)
     if not isinstance(found, SourceProblem):
         yield from found.imports
 
@@ -77,5 +77,5 @@ class Outlines:
     def of(self, file: Path, module: str) -> Outline | SourceProblem:
         key = (file, module)
         if key not in self._read:
-            self._read[key] = outline(file, module)
+            self._read[key] = module_outline(file, module)
         return self._read[key]
