@@ -96,7 +96,7 @@ def _class_check_s() -> float:
     registry = {"guard_workers.EchoWorker": "python"}
 
     def once() -> None:
-        index = judgement.SourceIndex(roots)
+        index = judgement.source_model(roots)
         assert not judgement.judge_source("guard_workers.EchoWorker", index, None).refused
         assert not judgement.judge_environment("guard_workers.EchoWorker",
                                                registry.__getitem__).refused

@@ -269,7 +269,8 @@ def import_class(
     """The class `fqn`, or the problem that it cannot be imported or is not a class. With
     `skipped`, a module that needs a third-party package not installed here is a note
     appended to it instead, and the result is (None, None)."""
-    from nemo_rl_workers.model.suggest import did_you_mean, importable_fqns
+    from nemo_rl_workers.model.suggest import did_you_mean
+    from nemo_rl_workers.tree.class_names import importable_fqns
 
     module_name, _, attr = fqn.rpartition(".")
     try:

@@ -46,6 +46,8 @@ from nemo_rl_workers.interpret.expressions import (
 )
 from nemo_rl_workers.tree.knowledge import ACTOR_ENVIRONMENT_REGISTRIES, EXTENSION_FIELD
 from nemo_rl_workers.tree.revision import Revision
+from nemo_rl_workers.tree.source.imports import function_imports, import_bindings
+from nemo_rl_workers.tree.source.parse import NotPython, parse_file, parse_text
 from nemo_rl_workers.tree.source.reading import SourceProblem, read_source
 from nemo_rl_workers.tree.source.resolve import dotted_name, own_nodes
 
@@ -106,13 +108,13 @@ def _parse(path: str) -> ast.Module:
     text = read_source(Path(path), what="an entry script")
     if isinstance(text, SourceProblem):
         raise UnusableDriver(f"--entry {path}: {text.message}")
-    try:
-        return ast.parse(text, filename=path)
-    except SyntaxError as err:
-        raise UnusableDriver(f"--entry {path}:{err.lineno}: is not Python the interpreter "
-                             f"accepts ({err.msg})") from err
-    except (ValueError, RecursionError, MemoryError) as err:
-        raise UnusableDriver(f"--entry {path}: cannot be parsed ({type(err).__name__})") from err
+    parsed = parse_text(text, path)
+    if isinstance(parsed, NotPython):
+        raise UnusableDriver(f"--entry {path}:{parsed.line}: is not Python the interpreter "
+                             f"accepts ({parsed.detail})")
+    if isinstance(parsed, SourceProblem):
+        raise UnusableDriver(f"--entry {path}: {parsed.message}")
+    return parsed
 
 
 @dataclass(frozen=True)
@@ -275,11 +277,13 @@ class _Script:
         out: list[tuple[str, str | None]] = []
         for driver, fqn in self.revision.driver_fqns.items():
             own = fqn.rpartition(".")[0]
-            source = (_tree_module(self.revision.root, own)
-                      if self.revision.root is not None else None)
-            if source is None:
+            found = (_tree_module(self.revision.root, own)
+                     if self.revision.root is not None else None)
+            if found is None:
                 continue
-            local = name if own == module else _imported_as(source, own, module, name)
+            source, is_package = found
+            local = name if own == module else _imported_as(source, own, is_package, module,
+                                                            name)
             if local is None:
                 continue
             workers = {row.default_fqn for row in self.revision.rows_of(driver)}
@@ -470,22 +474,16 @@ def _settled(value: Value, changed: Mapping[str, str]) -> Value:
     return value
 
 
-def _imported_as(source: ast.Module, own: str, module: str, name: str) -> str | None:
+def _imported_as(source: ast.Module, own: str, is_package: bool, module: str,
+                 name: str) -> str | None:
     """The name `own` (a module of the tree, parsed as `source`) binds `module.name` to
     with a module-level `from ... import`, or None."""
-    package = own.rpartition(".")[0]
     for stmt in source.body:
         if not isinstance(stmt, ast.ImportFrom):
             continue
-        base = stmt.module or ""
-        if stmt.level:
-            parts = package.split(".")
-            base = ".".join([*parts[:len(parts) - stmt.level + 1], *([base] if base else [])])
-        if base != module:
-            continue
-        for alias in stmt.names:
-            if alias.name == name:
-                return alias.asname or name
+        for local, target in import_bindings(stmt, own, is_package).items():
+            if target == f"{module}.{name}":
+                return local
     return None
 
 
@@ -534,21 +532,9 @@ def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def _imports(module: ast.Module) -> dict[str, str]:
-    """Local name -> absolute dotted name, for the script's imports anywhere in it."""
-    out: dict[str, str] = {}
-    for node in ast.walk(module):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    out[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    out[top] = top
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            for alias in node.names:
-                if alias.name != "*":
-                    out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return out
+    """Local name -> absolute dotted name, for the script's imports anywhere in it (a script
+    runs as `__main__`, in no package: its relative imports bind nothing)."""
+    return function_imports(module, "__main__", False)
 
 
 def _constants(module: ast.Module) -> dict[str, ast.expr]:
@@ -568,19 +554,15 @@ def _constants(module: ast.Module) -> dict[str, ast.expr]:
     return {name: value for name, value in found.items() if counts.get(name) == 1}
 
 
-def _tree_module(root: str, module: str) -> ast.Module | None:
-    """A module of the tree, parsed (None where it cannot be read)."""
+def _tree_module(root: str, module: str) -> tuple[ast.Module, bool] | None:
+    """A module of the tree, parsed, and whether it is a package's `__init__` (None where
+    it cannot be read)."""
     base = Path(root, *module.split("."))
     for file in (base.with_suffix(".py"), base / "__init__.py"):
         if not file.is_file():
             continue
-        text = read_source(file)
-        if isinstance(text, SourceProblem):
-            return None
-        try:
-            return ast.parse(text, filename=str(file))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        parsed = parse_file(file)
+        return None if isinstance(parsed, SourceProblem) else (parsed, file.name == "__init__.py")
     return None
 
 

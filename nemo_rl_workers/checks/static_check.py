@@ -36,6 +36,9 @@ from typing import Literal, Protocol, TypeAlias
 
 from nemo_rl_workers.checks.static_imports import oversized_import
 from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, RootListing, locate
+from nemo_rl_workers.tree.source.outline import Outline, Outlines
+from nemo_rl_workers.tree.source.parse import NotPython
+from nemo_rl_workers.tree.source.reading import SourceProblem
 
 __all__ = ["ImportRoots", "Located", "locate"]  # the shared source lookup, re-exported
 
@@ -352,22 +355,14 @@ def _parse(checker: str, out: str, err: str, code: int, name: str) -> list[_Diag
 # Judging
 
 
-def _unresolved_imports(source: Located, roots: ImportRoots,
+def _unresolved_imports(outline: Outline | SourceProblem, roots: ImportRoots,
                         listing: RootListing | None = None) -> list[str]:
     """Top-level packages the module imports that are not on the import path here."""
-    try:
-        tree = ast.parse(source.file.read_text(encoding="utf-8"), str(source.file))
-    except (OSError, SyntaxError, ValueError):
+    if isinstance(outline, SourceProblem):
         return []  # already reported by _class_problem
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
     known = set(sys.stdlib_module_names) | {"__future__"}
     return sorted(
-        n for n in names - known
+        n for n in outline.absolute_tops - known
         if isinstance(locate(n, roots, listing), str) and not _has_stubs(n, roots)
     )
 
@@ -380,32 +375,20 @@ def _has_stubs(name: str, roots: ImportRoots) -> bool:
     )
 
 
-def _class_problem(source: Located, name: str) -> str | None:
+def _class_problem(outline: Outline | SourceProblem, source: Located, name: str) -> str | None:
     """Why the module cannot provide class `name` (unreadable, not Python, no such
-    top-level name), or None when it binds the name (a class, or a re-export)."""
-    try:
-        tree = ast.parse(source.file.read_text(encoding="utf-8"), str(source.file))
-    except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
-        return f"{source.file} cannot be read: {err}"
-    except SyntaxError as err:
-        return f"{source.file} is not valid Python (line {err.lineno}: {err.msg})"
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return None
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            (a.asname or a.name.split(".")[0]) == name for a in node.names
-        ):
-            return None
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            return None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return (
-                f"module {source.module} defines function {name!r} (not a class) in "
-                f"{source.file}"
-            )
+    name), or None when it binds the name (a class, or a re-export)."""
+    if isinstance(outline, NotPython):
+        return f"{source.file} is not valid Python (line {outline.line}: {outline.detail})"
+    if isinstance(outline, SourceProblem):
+        return f"{source.file} cannot be read: {outline.message}"
+    if name in outline.binds:
+        return None
+    if name in outline.functions:
+        return (
+            f"module {source.module} defines function {name!r} (not a class) in "
+            f"{source.file}"
+        )
     return f"module {source.module} has no {name!r} in {source.file}"
 
 
@@ -493,7 +476,7 @@ def _import_findings(subjects: Sequence[Subject], roots: ImportRoots
     from nemo_rl_workers.checks.tree_imports import missing_tree_imports
     from nemo_rl_workers.tree.source import Resolver, demand_tree, resolve_fqn
 
-    tree = demand_tree(tuple(roots.paths))
+    tree = demand_tree(roots)
     resolver = Resolver(tree)
     out: dict[str, tuple[StaticFinding, ...]] = {}
     for fqn in dict.fromkeys(s.fqn for s in subjects):
@@ -528,6 +511,7 @@ class _Where:
     roots: ImportRoots
     own: ImportRoots
     listing: RootListing
+    outlines: Outlines = field(default_factory=Outlines)  # each module read once
 
 
 def _source_problem(
@@ -551,10 +535,11 @@ def _source_problem(
             if fqn != subject.fqn:
                 continue  # a base that is not here (a fork's class): undecided, not unusable
             return f"{shown} cannot be found: {found}"
-        too_large = oversized_import(found, roots, where.listing)
+        too_large = oversized_import(found, roots, where.listing, where.outlines)
         if too_large is not None:  # memory stays bounded as the tree stage's reading is
             return f"{shown} cannot be judged from source: {too_large}"
-        problem = _class_problem(found, name)
+        outline = where.outlines.of(found.file, found.module)
+        problem = _class_problem(outline, found, name)
         if problem is not None:
             return f"{shown} is not a class: {problem}"
         search.add(found.root)
@@ -562,7 +547,7 @@ def _source_problem(
             skipped.extend(
                 f"{module} imports {missing}, which is not installed here: what it provides "
                 "is unknown to the checker (Any)"
-                for missing in _unresolved_imports(found, roots, where.listing)
+                for missing in _unresolved_imports(outline, roots, where.listing)
             )
     # The Protocols are the driver's (this interpreter's), wherever the class lives; a
     # tree's, given as text, are written into the probe.

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
-from nemo_rl_workers.checks.static_imports import module_imports, with_parents
+from nemo_rl_workers.checks.static_imports import with_parents
 from nemo_rl_workers.tree.source.lookup import RootListing
+from nemo_rl_workers.tree.source.outline import module_imports
 
 _STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 

@@ -63,16 +63,16 @@ def check_results(reports: Sequence[ConfigReport], command: str = "check") -> Re
 def class_location(fqn: str, member: str = "") -> tuple[str | None, int | None]:
     """The file and line defining class `fqn` (its `member`, when the class body
     defines it), read from source as `--static` finds it; (None, None) if not found."""
-    from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
+    from nemo_rl_workers.tree.source import ImportRoots, Located, SourceProblem, locate
+    from nemo_rl_workers.tree.source.parse import parse_file
 
     module, _, name = fqn.rpartition(".")
     found = locate(module, ImportRoots.of_this_interpreter()) if module else None
     if not isinstance(found, Located):
         return None, None
     file = shown_path(str(found.file))
-    try:
-        tree = ast.parse(found.file.read_bytes(), str(found.file))
-    except (OSError, SyntaxError, ValueError):
+    tree = parse_file(found.file)
+    if isinstance(tree, SourceProblem):
         return file, None
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:

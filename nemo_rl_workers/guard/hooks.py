@@ -107,7 +107,7 @@ def _judge(fqn: str, cluster: Any, where: str, name: str) -> None:
 
     nemo_rl = sys.modules.get("nemo_rl")
     own = judgement.own_root_of(getattr(nemo_rl, "__file__", None))
-    index = judgement.SourceIndex(ImportRoots.of_this_interpreter())
+    index = judgement.source_model(ImportRoots.of_this_interpreter())
     if judgement.own_class(fqn, index, own):
         return  # upstream's own classes are never refused, at any release
     driver = None

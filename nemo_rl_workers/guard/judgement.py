@@ -2,10 +2,10 @@
 
 Judged before upstream's `RayWorkerGroup.__init__` runs, from two things only:
 - the class's source, found on the driver's import path as the import system would
-  (`reading.source.locate`: files only, no package `__init__` executed) and parsed with
-  `ast`, nothing of it imported: the class is defined where its FQN says; it is an actor
-  class (`@ray.remote`); it is not a subclass of one (Ray refuses that at class definition,
-  in the worker's process);
+  (`tree.source.locate`: files only, no package `__init__` executed) and modelled on
+  demand (`tree.source.demand_tree`), nothing of it imported: the class is defined where
+  its FQN says; it is an actor class (`knowledge.is_actor_class`); it is not a subclass
+  of one (Ray refuses that at class definition, in the worker's process);
 - the live process state: the tree's own `get_actor_python_env` answers for the class
   (the live `ACTOR_ENVIRONMENT_REGISTRY`, which scripts and upstream's tests extend); a
   refusal's fix names the environment the tree's model registers for the class's base
@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nemo_rl_workers.model.fqn import fqn_problem
-from nemo_rl_workers.tree.knowledge import makes_actor
-from nemo_rl_workers.tree.source import ImportRoots, locate, read_source
-from nemo_rl_workers.tree.source.reading import SourceProblem
+from nemo_rl_workers.tree.knowledge import is_actor_class
+from nemo_rl_workers.tree.source.demand import DemandTree, demand_tree
+from nemo_rl_workers.tree.source.lookup import ImportRoots
+from nemo_rl_workers.tree.source.model import ClassInfo, Module
 
 
 class Unreadable(RuntimeError):
@@ -64,127 +65,67 @@ PASS = Verdict()
 
 @dataclass(frozen=True)
 class _Found:
-    """A top-level name of a module: a class statement, or an assignment/import."""
+    """What a module-level name is bound to: a class statement, a function, an expression
+    (`X = ray.remote(Y)`), or an import that leads nowhere the source shows."""
 
     file: str
-    module: str  # the module that defines it (where its bases' names resolve)
-    node: ast.ClassDef | None
-    value: ast.expr | None = None  # `X = ray.remote(Y)` and the like
-    imported: str | None = None  # `from m import X`: the absolute "m.X"
+    module: str  # the module that binds it
+    cls: ClassInfo | None = None
+    value: ast.expr | None = None
+    function: bool = False
 
 
-def _is_remote(expr: ast.expr) -> bool:
-    """`ray.remote`, `remote`, `ray.remote(...)`, `remote(...)` as written."""
-    if isinstance(expr, ast.Call):
-        expr = expr.func
-    return makes_actor(ast.unparse(expr))
+def _module(tree: DemandTree, name: str) -> Module | str:
+    """The module `name` from the on-demand model, or why it is not there; Unreadable
+    when its file is there but cannot be read or parsed."""
+    module = tree.module(name)
+    if module is not None:
+        return module
+    absent = tree.absent.get(name)
+    if absent is not None and absent.problem is not None:
+        raise Unreadable(f"cannot read the source of {name}: {absent.problem}")
+    return absent.reason if absent is not None else f"no source for {name}"
 
 
-def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
-    if node.level == 0:
-        return node.module or ""
-    parts = module.split(".")
-    keep = len(parts) - node.level + (1 if is_package else 0)
-    base = parts[:max(keep, 0)]
-    return ".".join([*base, *([node.module] if node.module else [])])
+def lookup(tree: DemandTree, fqn: str, depth: int = 0) -> _Found | str:
+    """What `module.Name` is bound to, following imports (`from m import Name`, an
+    `__init__`'s re-export) a few steps; or why the module or the name is not there."""
+    module_name, _, name = fqn.rpartition(".")
+    module = _module(tree, module_name)
+    if isinstance(module, str):
+        return module
+    if name in module.classes:
+        return _Found(module.file, module.name, module.classes[name])
+    if name in module.functions:
+        return _Found(module.file, module.name, function=True)
+    if name in module.imports:
+        found = _Found(module.file, module.name)
+        target = lookup(tree, module.imports[name], depth + 1) if depth < 5 else found
+        return found if isinstance(target, str) else target
+    if name in module.assignments:
+        return _Found(module.file, module.name, value=module.assignments[name])
+    return f"{module.file} defines no {name}"
 
 
-class SourceIndex:
-    """Top-level names of modules found on an import path, each module parsed once."""
-
-    def __init__(self, roots: ImportRoots) -> None:
-        self.roots = roots
-        self._modules: dict[str, tuple[str, dict[str, _Found]] | str] = {}
-
-    def module(self, name: str) -> tuple[str, dict[str, _Found]] | str:
-        """(file, names) of a module, or why it is not there; Unreadable when its file
-        cannot be read or parsed."""
-        if name not in self._modules:
-            self._modules[name] = self._read(name)
-        return self._modules[name]
-
-    def _read(self, name: str) -> tuple[str, dict[str, _Found]] | str:
-        found = locate(name, self.roots)
-        if isinstance(found, str):
-            return found
-        text = read_source(found.file)
-        if isinstance(text, SourceProblem):
-            raise Unreadable(f"cannot read the source of {name}: {text}")
-        try:
-            tree = ast.parse(text, filename=str(found.file))
-        except SyntaxError as err:
-            raise Unreadable(f"cannot parse the source of {name}: {found.file}:{err.lineno}: "
-                             f"{err.msg}") from err
-        file = str(found.file)
-        package = found.file.name == "__init__.py"
-        names: dict[str, _Found] = {}
-        for stmt in tree.body:
-            if isinstance(stmt, ast.ClassDef):
-                names[stmt.name] = _Found(file, name, stmt)
-            elif isinstance(stmt, ast.Assign):
-                for target in stmt.targets:
-                    if isinstance(target, ast.Name):
-                        names[target.id] = _Found(file, name, None, stmt.value)
-            elif isinstance(stmt, ast.ImportFrom):
-                source = _absolute(name, package, stmt)
-                for alias in stmt.names:
-                    names[alias.asname or alias.name] = _Found(
-                        file, name, None, imported=f"{source}.{alias.name}")
-            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                names[stmt.name] = _Found(file, name, None, ast.Constant(None))
-            elif isinstance(stmt, ast.Try | ast.If):
-                # Names defined under `try`/`if` at module level: known to exist, not how.
-                for inner in ast.walk(stmt):
-                    if isinstance(inner, ast.ClassDef):
-                        names.setdefault(inner.name, _Found(file, name, inner))
-        return file, names
-
-    def lookup(self, fqn: str, depth: int = 0) -> _Found | str:
-        """What `module.Name` is, following `from m import Name` a few steps; or why
-        the module or the name is not there."""
-        module, _, name = fqn.rpartition(".")
-        read = self.module(module)
-        if isinstance(read, str):
-            return read
-        file, names = read
-        found = names.get(name)
-        if found is None:
-            return f"{file} defines no {name}"
-        if found.imported is not None and depth < 5:
-            target = self.lookup(found.imported, depth + 1)
-            return found if isinstance(target, str) else target
-        return found
-
-
-def _where(found: _Found) -> str:
-    line = found.node.lineno if found.node is not None else 0
-    return f"{found.file}:{line}" if line else found.file
-
-
-def _actor_bases(index: SourceIndex, module: str, node: ast.ClassDef) -> str | None:
+def _actor_bases(tree: DemandTree, cls: ClassInfo) -> str | None:
     """The first base of the class that is itself an actor class, as "Name (file:line)"."""
-    read = index.module(module)
-    if isinstance(read, str):
+    module = _module(tree, cls.module)
+    if isinstance(module, str):
         return None
-    _, names = read
-    for base in node.bases:
+    for base in cls.node.bases:
+        target: _Found | str | None = None
         if isinstance(base, ast.Name):
-            target: _Found | str | None = names.get(base.id)
-            if isinstance(target, _Found) and target.imported is not None:
-                target = index.lookup(target.imported)
-        elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
-            local = names.get(base.value.id)
-            target = (index.lookup(f"{local.imported}.{base.attr}")
-                      if local is not None and local.imported is not None else None)
-        else:
-            target = None
-        if isinstance(target, _Found) and target.node is not None \
-                and any(_is_remote(d) for d in target.node.decorator_list):
-            return f"{ast.unparse(base)} ({_where(target)})"
+            target = lookup(tree, f"{module.name}.{base.id}")
+        elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
+                and base.value.id in module.imports:
+            target = lookup(tree, f"{module.imports[base.value.id]}.{base.attr}")
+        if isinstance(target, _Found) and target.cls is not None \
+                and is_actor_class(target.cls.decorators):
+            return f"{ast.unparse(base)} ({target.cls.where})"
     return None
 
 
-def _closest_classes(fqn: str, index: SourceIndex, own_root: str | None) -> str:
+def _closest_classes(fqn: str, tree: DemandTree, own_root: str | None) -> str:
     """'did you mean X?' from the classes of the tree and of the user's folders on the
     import path ('' for none); on the refusal's path only, and never a reason to fail."""
     from nemo_rl_workers.model.suggest import did_you_mean
@@ -192,21 +133,23 @@ def _closest_classes(fqn: str, index: SourceIndex, own_root: str | None) -> str:
 
     try:
         first = [os.path.dirname(own_root)] if own_root is not None else []  # the tree
-        return did_you_mean(class_suggestions(fqn, user_roots(index.roots, first)))
+        roots = tree.import_roots if tree.import_roots is not None else ImportRoots(tree.roots)
+        return did_you_mean(class_suggestions(fqn, user_roots(roots, first)))
     except Exception:  # noqa: BLE001 - a hint only: the refusal stands without it
         return ""
 
 
-def judge_source(fqn: str, index: SourceIndex, own_root: str | None) -> Verdict:
-    """The source half: defined, an actor class, not a subclass of one."""
+def judge_source(fqn: str, tree: DemandTree, own_root: str | None) -> Verdict:
+    """The source half: defined, an actor class, not a subclass of one. `tree`: the
+    on-demand model of the driver's import path (`source_model`)."""
     bad = fqn_problem(fqn, "ray_actor_class_fqn")
     if bad is not None:
         return Verdict("fqn", f"is not {bad.expected} ({bad.message})",
                        "give RayWorkerBuilder the class's full dotted name")
     module, _, name = fqn.rpartition(".")
-    found = index.lookup(fqn)
+    found = lookup(tree, fqn)
     if isinstance(found, str):
-        guess = _closest_classes(fqn, index, own_root)
+        guess = _closest_classes(fqn, tree, own_root)
         return Verdict(
             "defined", f"is not defined where its FQN says: {found}",
             (f"{guess} Otherwise " if guess else "")
@@ -214,25 +157,23 @@ def judge_source(fqn: str, index: SourceIndex, own_root: str | None) -> Verdict:
             "defines it (the workers import it from there)")
     if is_own(found.file, own_root):
         return PASS  # upstream's own classes are never refused
-    if found.node is None:
-        value = found.value
-        if isinstance(value, ast.Constant):
+    if found.cls is None:
+        if found.function or isinstance(found.value, ast.Constant):
+            what = "a function" if found.function else "a constant"
             return Verdict("actor-class", f"is not a class ({found.file} defines {name} "
-                           "as a function)", "name an @ray.remote class")
-        if value is not None and isinstance(value, ast.Call) and _is_remote(value):
-            return PASS  # `X = ray.remote(Y)`: an actor class made by a call
-        return PASS  # made some other way: undecided from source, never refused
+                           f"as {what})", "name an @ray.remote class")
+        return PASS  # `X = ray.remote(Y)`, or made some other way: never refused from source
     # First: Ray refuses the definition itself, decorated or not.
-    base = _actor_bases(index, found.module, found.node)
+    base = _actor_bases(tree, found.cls)
     if base is not None:
         return Verdict(
-            "actor-subclass", f"subclasses the actor class {base} ({_where(found)}); Ray "
+            "actor-subclass", f"subclasses the actor class {base} ({found.cls.where}); Ray "
                               "refuses to define a subclass of an actor class, in every "
                               "worker that imports it",
             "subclass the plain class and decorate only the subclass with @ray.remote")
-    if not any(_is_remote(d) for d in found.node.decorator_list):
+    if not is_actor_class(found.cls.decorators):
         return Verdict(
-            "actor-class", f"is not an actor class: {_where(found)} defines it without "
+            "actor-class", f"is not an actor class: {found.cls.where} defines it without "
                            "@ray.remote, so Ray cannot start it as an actor",
             "decorate the class with @ray.remote")
     return PASS
@@ -262,13 +203,19 @@ def is_own(file: str, own_root: str | None) -> bool:
     return own_root is not None and os.path.realpath(file).startswith(own_root + os.sep)
 
 
-def own_class(fqn: str, index: SourceIndex, own_root: str | None) -> bool:
+def own_class(fqn: str, tree: DemandTree, own_root: str | None) -> bool:
     """Whether the class's source is in the user's NeMo-RL package."""
     try:
-        found = index.lookup(fqn)
+        found = lookup(tree, fqn)
     except Unreadable:
         return False
     return isinstance(found, _Found) and is_own(found.file, own_root)
+
+
+def source_model(roots: ImportRoots) -> DemandTree:
+    """The on-demand model of the classes on an interpreter's import path that one
+    judgement reads (each module parsed once)."""
+    return demand_tree(roots)
 
 
 def own_root_of(package_file: str | None) -> str | None:

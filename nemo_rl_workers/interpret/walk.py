@@ -39,6 +39,7 @@ from nemo_rl_workers.interpret.expressions import (
 from nemo_rl_workers.interpret.helpers import Budget, HelperEvaluator
 from nemo_rl_workers.interpret.shape import called_name, local_builders, shape_of, starts
 from nemo_rl_workers.interpret.strict import unknown_shape
+from nemo_rl_workers.tree.source.imports import import_bindings, is_package_file
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
@@ -485,17 +486,7 @@ class SetupWalk:
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """A function-level import binds its names for the calls after it
         (`from nemo_rl.models.policy.teacher_worker_group import create_teacher_...`)."""
-        bound: dict[str, str] = {}
-        if isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                bound[alias.asname or alias.name.partition(".")[0]] = (
-                    alias.name if alias.asname else alias.name.partition(".")[0])
-        else:
-            package = self.function.module.rsplit(".", stmt.level)[0] if stmt.level else ""
-            source = ".".join(p for p in (package, stmt.module or "") if p)
-            for alias in stmt.names:
-                if alias.name != "*" and source:
-                    bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+        bound = import_bindings(stmt, self.function.module, is_package_file(self.function.file))
         self.scope.imports = {**self.scope.imports, **bound}
 
     def _loop(self, stmt: ast.stmt, guards: list[Branch], reason: str) -> None:

@@ -11,20 +11,23 @@ of it, names them.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
+import pkgutil
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nemo_rl_workers.model.suggest import closest, did_you_mean
-from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
 from nemo_rl_workers.tree.source import (
-    MAX_SOURCE_BYTES,
     ImportRoots,
     Located,
+    SourceProblem,
     SourceTree,
     locate,
     read_tree,
 )
+from nemo_rl_workers.tree.source.parse import parse_file
 
 # A misspelt package is looked for among the top-level names of this many user folders.
 MAX_ROOTS = 16
@@ -52,10 +55,8 @@ def missing_class(fqn: str, roots: ImportRoots) -> str | None:
 def _binds(file: Path, name: str) -> bool | None:
     """Whether the module at `file` binds `name` at any level (a class, an import, an
     assignment); None where it cannot be told."""
-    try:
-        text = read_regular(file, limit=MAX_SOURCE_BYTES, what="a module")
-        tree = ast.parse(text, str(file))
-    except (FileRefused, OSError, SyntaxError, ValueError):
+    tree = parse_file(file)
+    if isinstance(tree, SourceProblem):
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -107,10 +108,8 @@ def class_suggestions(fqn: str, folders: Sequence[Path],
 
 def _module_classes(file: Path) -> list[str]:
     """The top-level class names of one module file ([] where it cannot be read)."""
-    try:
-        text = read_regular(file, limit=MAX_SOURCE_BYTES, what="a module")
-        tree = ast.parse(text, str(file))
-    except (FileRefused, OSError, SyntaxError, ValueError):
+    tree = parse_file(file)
+    if isinstance(tree, SourceProblem):
         return []
     return [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
 
@@ -138,3 +137,68 @@ def _top_names(folder: Path) -> set[str]:
         return set()
     return {e.removesuffix(".py") for e in entries
             if e.endswith(".py") or os.path.isfile(os.path.join(folder, e, "__init__.py"))}
+
+
+# -- classes of modules already imported (`verify`'s import failed on the class)
+
+
+def module_classes(module_name: str) -> list[str]:
+    """FQNs of the classes an already-imported module defines (not those it imports)."""
+    module = sys.modules.get(module_name)
+    if module is None:
+        return []
+    found = []
+    for name, value in list(vars(module).items()):
+        try:  # a member's metaclass may raise on any attribute: it is then no suggestion
+            if isinstance(value, type) and value.__module__ == module_name:
+                found.append(f"{module_name}.{name}")
+        except BaseException:  # noqa: BLE001, S112 - untrusted code, whatever it raises
+            continue
+    return found
+
+
+def sibling_modules(module_name: str) -> list[str]:
+    """Modules next to `module_name`: in its already-imported parent package, or top-level.
+
+    Only file names are listed; no module is imported.
+    """
+    parent, _, _ = module_name.rpartition(".")
+    if not parent:
+        return [m.name for m in pkgutil.iter_modules()]
+    search = getattr(sys.modules.get(parent), "__path__", None)
+    if search is None:
+        return []
+    return [f"{parent}.{m.name}" for m in pkgutil.iter_modules(search)]
+
+
+def importable_fqns(fqn: str, missing_module: str | None) -> list[str]:
+    """Close FQNs that could be meant: a sibling of the module that was not found, or a
+    class of the module that was (its attribute was not)."""
+    module_name = fqn.rpartition(".")[0]
+    if missing_module is None:
+        return closest(fqn, module_classes(module_name))
+    if not module_name.startswith(missing_module):
+        return []
+    rest = fqn[len(missing_module):]
+    return [m + rest for m in closest(missing_module, sibling_modules(missing_module))
+            if _defines(m, rest.lstrip("."))]
+
+
+def _defines(module_name: str, dotted: str) -> bool:
+    """Whether `module_name`'s source defines the class `dotted` names (its first part, at
+    the top level; deeper parts are modules, taken on trust). Read, never imported: a
+    sibling is only suggested where the class would be found."""
+    name = dotted.split(".")[0]
+    if "." in dotted:
+        return True
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):  # a parent that cannot be found: nothing to offer
+        return False
+    origin = spec.origin if spec is not None else None
+    if origin is None or not origin.endswith(".py"):
+        return False
+    tree = parse_file(Path(origin))
+    if isinstance(tree, SourceProblem):
+        return False
+    return any(isinstance(node, ast.ClassDef) and node.name == name for node in tree.body)

@@ -25,7 +25,6 @@ from nemo_rl_workers.tree.conditions import (
 )
 from nemo_rl_workers.tree.knowledge import (
     ACTOR_ENVIRONMENT_REGISTRIES,
-    ACTOR_MAKERS,
     DISPATCH_HELPERS,
     DRIVER_OWNERS,
     HANDLE_ATTRIBUTES,
@@ -37,6 +36,7 @@ from nemo_rl_workers.tree.knowledge import (
     WORKER_SELECTORS,
     DispatchHelper,
     Owner,
+    makes_actor,
 )
 from nemo_rl_workers.tree.source import (
     CallSite,
@@ -46,6 +46,7 @@ from nemo_rl_workers.tree.source import (
     SourceTree,
     resolve_local,
 )
+from nemo_rl_workers.tree.source.imports import function_imports
 from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_fqn
 
 MAX_DEPTH = 4
@@ -453,8 +454,7 @@ class DriverReader:
             return None
         if isinstance(node, ast.Call):  # `ray.remote(Cls)`, `ray.remote(**options)(Cls)`
             maker = node.func.func if isinstance(node.func, ast.Call) else node.func
-            if not (_text(maker) in ACTOR_MAKERS or resolve_local(
-                    module, _text(maker)) in ACTOR_MAKERS) or len(node.args) != 1:
+            if not makes_actor(_text(maker), module.imports) or len(node.args) != 1:
                 return None
             return self._class_of(node.args[0], call, depth + 1)
         if not isinstance(node, ast.Name):
@@ -493,19 +493,11 @@ class DriverReader:
             call.function.split(".")[:2])
         key = (call.module, top)
         if key not in self._imports_in:
-            found: dict[str, str] = {}
             function = self.tree.functions.get(key)
             module = self.tree.modules.get(call.module)
-            for node in ast.walk(function.node) if function is not None else ():
-                if isinstance(node, ast.ImportFrom) and module is not None:
-                    base = _absolute(module.name, module.is_package, node.module, node.level)
-                    for alias in node.names:
-                        found[alias.asname or alias.name] = f"{base}.{alias.name}"
-                elif isinstance(node, ast.Import):
-                    for alias in node.names:
-                        found[alias.asname or alias.name.split(".")[0]] = (
-                            alias.name if alias.asname else alias.name.split(".")[0])
-            self._imports_in[key] = found
+            self._imports_in[key] = function_imports(
+                function.node, module.name, module.is_package
+            ) if function is not None and module is not None else {}
         return self._imports_in[key]
 
     def choices_of(self, driver_name: str) -> tuple[Driver | None, list[WorkerChoice]]:
@@ -1041,16 +1033,6 @@ def _remote_target(node: ast.Call) -> ast.expr | None:
             target.func.attr == "options":
         target = target.func.value
     return target
-
-
-def _absolute(module: str, is_package: bool, name: str | None, level: int) -> str:
-    """The absolute module of `from <level dots><name> import ...` written in `module`."""
-    if level == 0:
-        return name or ""
-    parts = module.split(".")
-    keep = len(parts) - level + (1 if is_package else 0)
-    base = ".".join(parts[:max(keep, 0)])
-    return f"{base}.{name}" if name and base else (name or base)
 
 
 def _var_keyword(function: Function | None) -> str | None:

@@ -7,6 +7,7 @@ Everything else in `nemo_rl_workers.checks.audit` is generic: it reads the
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -123,15 +124,31 @@ ACTOR_MAKERS: Final = frozenset({"ray.remote"})
 remote` counts too)."""
 
 
-
-def makes_actor(written: str) -> bool:
+def makes_actor(written: str, imports: Mapping[str, str] | None = None) -> bool:
     """Whether a decorator, or the callee of a call, written so makes an actor class of a
-    plain class: `ray.remote`, `ray.remote(num_cpus=1)`, or a maker's name under an
-    import the source is not followed through (`remote`, `r.remote`). The one test of
-    "is an actor class" that the audit and the runtime guard share."""
+    plain class: the one test of "is an actor class" that the tree's drivers, the audit
+    and the runtime guard share.
+
+    With the module's `imports` (local name -> absolute name), the written name is
+    resolved through them and must be a maker exactly (`from ray import remote` counts,
+    another package's `remote` does not): the drivers use it to say which class a call
+    starts, where a wrong yes would name a class the tree never starts. Without, a maker's
+    last name counts too (`remote`, `r.remote`: an import the source is not followed
+    through): a class is judged an actor class unless it plainly is not, so neither the
+    audit nor the guard refuses a class Ray would start."""
     name = written.split("(", 1)[0].strip()
+    if imports is not None:
+        head, dot, rest = name.partition(".")
+        return (imports[head] + dot + rest if head in imports else name) in ACTOR_MAKERS
     return any(name == maker or name.rpartition(".")[2] == maker.rpartition(".")[2]
                for maker in ACTOR_MAKERS)
+
+
+def is_actor_class(decorators: Iterable[str]) -> bool:
+    """Whether a class statement with these decorators (as written) is an actor class
+    (`@ray.remote`, `@ray.remote(num_gpus=1)`): Ray refuses to subclass it or to start
+    a subclass of it."""
+    return any(makes_actor(written) for written in decorators)
 
 
 STREAMING_OPTION: Final = ("num_returns", "streaming")

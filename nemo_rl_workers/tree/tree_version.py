@@ -13,6 +13,8 @@ import ast
 from pathlib import Path
 
 from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+from nemo_rl_workers.tree.source.parse import parse_text
+from nemo_rl_workers.tree.source.reading import SourceProblem
 
 PACKAGE_INFO = Path("nemo_rl") / "package_info.py"
 _LIMIT = 64 * 1024  # upstream's is about 2 KB
@@ -23,9 +25,11 @@ MAX_VERSION_CHARS = 40
 def tree_version(root: Path) -> str | None:
     """The version of the tree at `root` (the folder holding `nemo_rl`), or None."""
     try:
-        text = read_regular(root / PACKAGE_INFO, limit=_LIMIT, what="a module")
-        module = ast.parse(text.decode("utf-8"))
-    except (FileRefused, OSError, ValueError, SyntaxError, MemoryError, RecursionError):
+        text = read_regular(root / PACKAGE_INFO, limit=_LIMIT, what="a module").decode("utf-8")
+    except (FileRefused, OSError, ValueError):
+        return None
+    module = parse_text(text, root / PACKAGE_INFO)
+    if isinstance(module, SourceProblem):
         return None
     literals: dict[str, object] = {}
     for stmt in module.body:

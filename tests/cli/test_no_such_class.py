@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.guard.judgement import SourceIndex, judge_source
+from nemo_rl_workers.guard.judgement import judge_source, source_model
 from nemo_rl_workers.tree.source import ImportRoots
 from tests.corpus import CORPORA
 from tests.revision.test_verify_tree_protocols import TREES, cli, extension
@@ -131,7 +131,7 @@ def test_the_guard_s_refusal_names_the_closest_class(tmp_path: Path) -> None:
     folder = write(tmp_path / "user", {"guard_ext/__init__.py": "",
                                        "guard_ext/workers.py": "class EchoWorker: ...\n"})
     roots = ImportRoots.of_this_interpreter().searched_first([str(folder)])
-    verdict = judge_source("guard_ext.workers.EchoWorkr", SourceIndex(roots), None)
+    verdict = judge_source("guard_ext.workers.EchoWorkr", source_model(roots), None)
     assert verdict.rule == "defined"
     assert verdict.fix.startswith("did you mean guard_ext.workers.EchoWorker? Otherwise "
                                   "define class EchoWorkr in module guard_ext.workers")

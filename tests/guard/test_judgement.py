@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from nemo_rl_workers.guard import judgement
-from nemo_rl_workers.tree.source import ImportRoots
+from nemo_rl_workers.tree.source import DemandTree, ImportRoots
 from tests.guard.upstream import OLD_TREE, TREE
 
 REGISTRY = "nemo_rl/distributed/ray_actor_environment_registry.py"
 
 
-def _index(*roots: Path) -> judgement.SourceIndex:
-    return judgement.SourceIndex(ImportRoots(tuple(str(r) for r in roots)))
+def _index(*roots: Path) -> DemandTree:
+    return judgement.source_model(ImportRoots(tuple(str(r) for r in roots)))
 
 
 def _registered(tree: Path) -> list[str]:

@@ -104,7 +104,7 @@ def test_a_sibling_module_is_suggested_only_where_it_defines_the_class(
     was told 'did you mean ...my_worker.AutomodelPolicyWorker?', which does not exist."""
     import importlib
 
-    from nemo_rl_workers.model.suggest import importable_fqns
+    from nemo_rl_workers.tree.class_names import importable_fqns
 
     package = tmp_path / "sugg_pkg"
     package.mkdir()

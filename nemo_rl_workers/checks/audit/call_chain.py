@@ -37,6 +37,7 @@ from nemo_rl_workers.tree.source import (
     SourceTree,
     resolve_fqn,
 )
+from nemo_rl_workers.tree.source.imports import function_imports, is_package_file
 from nemo_rl_workers.tree.source.resolve import dotted_name
 
 MAX_LINKS = 8  # calls in one chain, the driver's own included
@@ -497,14 +498,9 @@ class CallChains:
 
 
 def _local_imports(function: Function) -> dict[str, str]:
-    """Names `from pkg.mod import Cls [as C]` binds in a function's own body (absolute
-    imports only) -> their absolute names."""
-    out: dict[str, str] = {}
-    for node in ast.walk(function.node):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return out
+    """Names the imports in a function's own body bind (`from pkg.mod import Cls [as C]`,
+    relative ones too) -> their absolute names."""
+    return function_imports(function.node, function.module, is_package_file(function.file))
 
 
 def _shorten(text: str) -> str:

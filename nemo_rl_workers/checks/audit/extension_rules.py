@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.extension_knowledge import TRANSPARENT_DECORATORS
 from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
-from nemo_rl_workers.tree.knowledge import makes_actor
+from nemo_rl_workers.tree.knowledge import is_actor_class
 from nemo_rl_workers.tree.source import (
     ClassInfo,
     Function,
@@ -226,20 +226,15 @@ def _best_fit(resolver: Resolver, info: ClassInfo, chosen: RoleWorker | None,
     return equal[0], (equal if len(equal) > 1 else [])
 
 
-def is_actor_class(cls: ClassInfo) -> bool:
-    """Decorated `@ray.remote` / `@ray.remote(...)` (or `@remote` imported from ray)."""
-    return any(makes_actor(d) for d in cls.decorators)
-
-
 def _actor_bases(tree: SourceTree, info: ClassInfo, ancestors: Sequence[ClassInfo],
                  audit: ExtensionAudit) -> None:
     """A base decorated `@ray.remote` is an ActorClass: Ray refuses to start a subclass
     of it. Name the undecorated class it wraps (its own base) to subclass instead."""
     for cls in ancestors:
-        if not is_actor_class(cls):
+        if not is_actor_class(cls.decorators):
             continue
         wrapped = [b for b in (resolve_fqn(tree, n) for n in base_names(tree, cls))
-                   if b is not None and not is_actor_class(b)]
+                   if b is not None and not is_actor_class(b.decorators)]
         instead = (f"subclass {wrapped[0].fqn}, the undecorated class it wraps, instead"
                    if wrapped else f"move {cls.name}'s body into an undecorated class and "
                    "subclass that")

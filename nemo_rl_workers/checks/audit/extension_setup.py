@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import ast
 
-from nemo_rl_workers.checks.audit.extension_rules import ExtensionAudit, is_actor_class
+from nemo_rl_workers.checks.audit.extension_rules import ExtensionAudit
 from nemo_rl_workers.checks.audit.rules import RULES, Finding
 from nemo_rl_workers.tree.drivers import DriverSide
-from nemo_rl_workers.tree.knowledge import ACTOR_ENVIRONMENT_REGISTRIES, makes_actor
+from nemo_rl_workers.tree.knowledge import (
+    ACTOR_ENVIRONMENT_REGISTRIES,
+    is_actor_class,
+    makes_actor,
+)
 from nemo_rl_workers.tree.source import ClassInfo, Resolver, SourceTree, resolve_fqn
 
 
@@ -48,9 +52,9 @@ def setup_findings(tree: SourceTree, resolver: Resolver, side: DriverSide,
 
 def _not_actor(resolver: Resolver, info: ClassInfo, worker: ClassInfo,
                driver: str) -> Finding | None:
-    if is_actor_class(info) or not is_actor_class(worker):
+    if is_actor_class(info.decorators) or not is_actor_class(worker.decorators):
         return None
-    if any(is_actor_class(c) for c in resolver.mro(info).classes[1:]):
+    if any(is_actor_class(c.decorators) for c in resolver.mro(info).classes[1:]):
         return None  # a subclass of an actor class: `extension-subclasses-actor` says so
     decorator = next(d for d in worker.decorators if makes_actor(d))
     return Finding(

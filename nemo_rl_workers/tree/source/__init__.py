@@ -38,7 +38,18 @@ The model (pyright-binder / pyflakes style) that `audit` and `verify --static` s
   (a module-level function), `resolve_local(module,
   dotted)`, `base_names(tree, info)`.
 - `demand_tree(roots)`: a `DemandTree`, a model that locates, reads and models a module
-  only when name resolution first asks for it (one class and its bases, not a tree).
+  only when name resolution first asks for it (one class and its bases, not a tree): the
+  one model of classes outside a tree's (an extension, the runtime guard's subject);
+  `absent` says why a module is not in it; `find_class(tree, fqn)` is the class or why not.
+- The one import resolver: `absolute_module(importer, is_package, name, level)` (a
+  relative import resolved as Python does, None above the top-level package),
+  `import_bindings(stmt, importer, is_package)` (local name -> absolute name),
+  `function_imports(node, ...)` (a function body's lazy imports).
+- The one parser: `parse_text(text, file)`, `parse_file(path)` (through `read_source`):
+  a syntax tree or a `SourceProblem` (`NotPython` for a syntax error), never an exception.
+- `module_outline(file, module)` / `Outlines`: a module's imports and bindings as names, from one
+  streaming pass (the static path follows imports across many modules with it);
+  `module_imports(file, module)`.
 - The import-path lookup shared with `verify --static`: `ImportRoots`, `Located`,
   `locate(module, roots)`.
 """
@@ -50,8 +61,20 @@ from nemo_rl_workers.lazy import lazy_api
 # name -> its module, loaded on first use: a caller that needs only the guarded reader
 # or the import-path lookup does not load the whole model.
 _API = {
+    "Absent": "nemo_rl_workers.tree.source.demand",
     "DemandTree": "nemo_rl_workers.tree.source.demand",
     "demand_tree": "nemo_rl_workers.tree.source.demand",
+    "find_class": "nemo_rl_workers.tree.source.demand",
+    "absolute_module": "nemo_rl_workers.tree.source.imports",
+    "function_imports": "nemo_rl_workers.tree.source.imports",
+    "import_bindings": "nemo_rl_workers.tree.source.imports",
+    "Outline": "nemo_rl_workers.tree.source.outline",
+    "Outlines": "nemo_rl_workers.tree.source.outline",
+    "module_imports": "nemo_rl_workers.tree.source.outline",
+    "module_outline": "nemo_rl_workers.tree.source.outline",
+    "NotPython": "nemo_rl_workers.tree.source.parse",
+    "parse_file": "nemo_rl_workers.tree.source.parse",
+    "parse_text": "nemo_rl_workers.tree.source.parse",
     "module_name": "nemo_rl_workers.tree.source.build",
     "read_tree": "nemo_rl_workers.tree.source.build",
     "stub_kind": "nemo_rl_workers.tree.source.build",
@@ -82,7 +105,12 @@ _API = {
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.source.build import module_name, read_tree, stub_kind
-    from nemo_rl_workers.tree.source.demand import DemandTree, demand_tree
+    from nemo_rl_workers.tree.source.demand import Absent, DemandTree, demand_tree, find_class
+    from nemo_rl_workers.tree.source.imports import (
+        absolute_module,
+        function_imports,
+        import_bindings,
+    )
     from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, locate
     from nemo_rl_workers.tree.source.model import (
         Assignment,
@@ -97,6 +125,13 @@ if TYPE_CHECKING:
         SourceTree,
         StubKind,
     )
+    from nemo_rl_workers.tree.source.outline import (
+        Outline,
+        Outlines,
+        module_imports,
+        module_outline,
+    )
+    from nemo_rl_workers.tree.source.parse import NotPython, parse_file, parse_text
     from nemo_rl_workers.tree.source.reading import (
         MAX_SOURCE_BYTES,
         SourceProblem,
@@ -113,6 +148,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_SOURCE_BYTES",
+    "Absent",
     "Assignment",
     "CallSite",
     "DemandTree",
@@ -123,17 +159,28 @@ __all__ = [
     "Located",
     "Module",
     "Mro",
+    "NotPython",
+    "Outline",
+    "Outlines",
     "Param",
     "ParamKind",
     "Resolver",
     "SourceProblem",
     "SourceTree",
     "StubKind",
+    "absolute_module",
     "base_names",
     "demand_tree",
     "discover",
+    "find_class",
+    "function_imports",
+    "import_bindings",
     "locate",
+    "module_imports",
     "module_name",
+    "module_outline",
+    "parse_file",
+    "parse_text",
     "read_source",
     "read_tree",
     "resolve_fqn",

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nemo_rl_workers.tree.source.imports import absolute_module, import_bindings
 from nemo_rl_workers.tree.source.model import (
     Assignment,
     CallSite,
@@ -25,6 +26,7 @@ from nemo_rl_workers.tree.source.model import (
     SourceTree,
     StubKind,
 )
+from nemo_rl_workers.tree.source.parse import parse_text
 from nemo_rl_workers.tree.source.reading import SourceProblem, discover, read_source
 
 MAX_NODES_PER_FILE = 2_000_000
@@ -95,14 +97,9 @@ def _read_module(
 
 def model_module(tree: SourceTree, path: Path, name: str, text: str) -> None:
     """Parse one module's text and add it to the model (a problem if it cannot be)."""
-    try:
-        parsed = ast.parse(text, str(path))
-    except SyntaxError as err:
-        tree.problems.append(SourceProblem(str(path), f"is not valid Python: {err.msg}",
-                                           err.lineno))
-        return
-    except (ValueError, RecursionError, MemoryError) as err:
-        tree.problems.append(SourceProblem(str(path), f"cannot be parsed: {type(err).__name__}"))
+    parsed = parse_text(text, path)
+    if isinstance(parsed, SourceProblem):
+        tree.problems.append(parsed)
         return
     module = Module(name, str(path), path.stem == "__init__")
     tree.modules[name] = module
@@ -148,7 +145,7 @@ def _bindings(module: Module, parsed: ast.Module) -> None:
     runs: list[ImportStatement] = []
     for stmt in parsed.body:
         if isinstance(stmt, ast.ImportFrom):
-            source = _absolute(module, stmt)
+            source = absolute_module(module.name, module.is_package, stmt.module, stmt.level)
             if source is not None:
                 runs.append(ImportStatement(source, tuple(a.name for a in stmt.names),
                                             stmt.lineno))
@@ -217,20 +214,6 @@ def stub_kind(body: Sequence[ast.stmt]) -> StubKind | None:
         if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
             return "raise NotImplementedError"
     return None
-
-
-def _absolute(module: Module, node: ast.ImportFrom) -> str | None:
-    if node.level == 0:
-        return node.module
-    parts = module.name.split(".")
-    if not module.is_package:
-        parts = parts[:-1]
-    if node.level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (node.level - 1)]
-    if node.module:
-        base.append(node.module)
-    return ".".join(base) if base else None
 
 
 class _Walker:
@@ -331,20 +314,10 @@ class _Walker:
     def import_(self, node: ast.Import | ast.ImportFrom, ctx: _Context) -> None:
         if ctx.function is not None or ctx.cls is not None:
             return
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    self.module.imports.setdefault(alias.asname, alias.name)
-                else:
-                    top = alias.name.split(".")[0]
-                    self.module.imports.setdefault(top, top)
-            return
-        source = _absolute(self.module, node)
-        if source is None:
-            return
-        for alias in node.names:
-            if alias.name != "*":
-                self.module.imports.setdefault(alias.asname or alias.name, f"{source}.{alias.name}")
+        # The first binding of a name wins: `try: import fast / except ImportError: ...`.
+        for local, target in import_bindings(node, self.module.name,
+                                             self.module.is_package).items():
+            self.module.imports.setdefault(local, target)
 
     def assign(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign, ctx: _Context) -> None:
         value = node.value
