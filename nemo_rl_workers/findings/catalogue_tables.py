@@ -3,7 +3,8 @@
 docs/guides/worker-extensions.md shows these tables; `nemo-rl-workers explain RULE` and
 SARIF's rule help read them from here (`findings.catalogue`), and tests/docs checks that
 the guide's tables are exactly these rows, so the two cannot drift: a row edited here is
-edited in the guide too (the test's failure shows the table the guide should hold).
+edited in the guide too (the test's failure shows the table the guide should hold). The
+audit's rows are its rule registry's (`findings.registry`), edited there.
 """
 
 from __future__ import annotations

@@ -13,10 +13,12 @@ import pytest
 
 from tests.structure.test_import_cycles import import_graph
 
-# Lowest first. The package's own `__init__` (the lazy public API and `__version__`) and
-# `errors` (the exception catalogue every layer raises) are the floor.
+# Lowest first. The package's own `__init__` (the lazy public API and `__version__`),
+# `errors` (the exception catalogue every layer raises) and the audit's rule registry
+# (the rules and sentences every layer's findings hold, pure data) are the floor.
 LAYERS = (
-    ("nemo_rl_workers", "nemo_rl_workers.errors", "nemo_rl_workers.lazy"),
+    ("nemo_rl_workers", "nemo_rl_workers.errors", "nemo_rl_workers.lazy",
+     "nemo_rl_workers.findings.registry"),
     ("nemo_rl_workers.reading",),
     ("nemo_rl_workers.model",),
     # The tree stage: the model of a NeMo-RL tree, which every check reads.
