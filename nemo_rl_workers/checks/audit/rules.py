@@ -3,6 +3,9 @@ start under the dispatch's condition. Only what would fail at runtime is a findi
 (dispatch sends every argument by keyword, so keyword-only parameters and
 `*args, **kwargs` overrides are fine; Ray runs an `async def` method for a plain
 `.remote()` and `ray.get` returns its result, so `async def` alone is no finding).
+
+Every rule and sentence a finding carries is the registry's (`findings.registry`); a
+finding is data until shown, and changed only with `dataclasses.replace`.
 """
 
 from __future__ import annotations
