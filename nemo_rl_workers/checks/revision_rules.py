@@ -428,6 +428,7 @@ def scoped_findings(revision: Revision, verdict: TreeVerdict,
     from nemo_rl_workers.checks.audit.chain_verdict import chain_verdict
     from nemo_rl_workers.checks.audit.rules import message_for
     from nemo_rl_workers.checks.audit.run import audit_of
+    from nemo_rl_workers.tree.conditions import compatible
 
     if revision.root is None or revision.is_reference:
         return [], []
@@ -440,7 +441,7 @@ def scoped_findings(revision: Revision, verdict: TreeVerdict,
         values = verdict.switches.get(res.section, {})
         for finding in report.findings:
             if (res.fqn not in finding.classes or finding.reach == "guarded"
-                    or not _compatible(finding.condition, values)):
+                    or not compatible(finding.condition, values)):
                 continue
             head = f"{res.section}: {finding.call}: {finding.severity}[{finding.rule}]"
             runs, why = chain_verdict(finding.chains, report.entry_configs, config,
@@ -494,16 +495,3 @@ def _some(wheres: list[str]) -> str:
 
 def _file(where: str) -> str:
     return where.rpartition(":")[0] or where
-
-
-def _compatible(condition: str, values: Mapping[str, bool]) -> bool:
-    """Whether a finding's condition (`a=true and b=false`, or alternatives of those
-    joined by ` or `, each in parentheses) can hold where the section set `values`."""
-    if not condition:
-        return True
-    for alternative in condition.split(" or "):
-        parts = alternative.strip().removeprefix("(").removesuffix(")").split(" and ")
-        if all(values.get(name, value == "true") == (value == "true")
-               for name, _, value in (part.strip().partition("=") for part in parts)):
-            return True
-    return False

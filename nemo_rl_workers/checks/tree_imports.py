@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nemo_rl_workers.findings.registry import IMPORT_FAILS
 from nemo_rl_workers.tree.checkout import PACKAGE
 from nemo_rl_workers.tree.source import SourceTree
 
@@ -35,9 +36,14 @@ class MissingImport:
     def where(self) -> str:
         return f"{self.file}:{self.line}"
 
+    @property
+    def args(self) -> tuple[tuple[str, str], ...]:
+        """The arguments of the registry's sentence (`registry.IMPORT_FAILS`)."""
+        return (("module", self.module), ("statement", self.statement),
+                ("line", str(self.line)), ("missing", self.missing))
+
     def message(self) -> str:
-        return (f"{self.module} runs `{self.statement}` (line {self.line}), but {self.missing}"
-                ": importing the module fails in the worker's process")
+        return IMPORT_FAILS.render(dict(self.args))
 
 
 def missing_tree_imports(tree: SourceTree, modules: Iterable[str],

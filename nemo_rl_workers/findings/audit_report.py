@@ -12,7 +12,7 @@ from nemo_rl_workers.checks.audit.run import AuditReport
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.findings.extension_report import section_json, section_lines
 from nemo_rl_workers.findings.report import _Style
-from nemo_rl_workers.tree.conditions import describe
+from nemo_rl_workers.tree.conditions import describe, describe_either
 
 
 def report_json(report: AuditReport) -> dict[str, Any]:
@@ -21,7 +21,8 @@ def report_json(report: AuditReport) -> dict[str, Any]:
         "findings": [
             {"rule": f.rule, "severity": f.severity, "driver": f.driver, "method": f.method,
              "worker": f.worker, "workers": list(f.classes), "call": f.call,
-             "definition": f.definition, "condition": f.condition, "message": f.message,
+             "definition": f.definition, "condition": describe_either(f.condition),
+             "message": f.message,
              "reach": f.reach or "reachable", **({"guard": f.guard} if f.guard else {})}
             for f in report.findings
         ],

@@ -3,10 +3,13 @@
 docs/guides/worker-extensions.md shows these tables; `nemo-rl-workers explain RULE` and
 SARIF's rule help read them from here (`findings.catalogue`), and tests/docs checks that
 the guide's tables are exactly these rows, so the two cannot drift: a row edited here is
-edited in the guide too (the test's failure shows the table the guide should hold).
+edited in the guide too (the test's failure shows the table the guide should hold). The
+audit's rows are its rule registry's (`findings.registry`), edited there.
 """
 
 from __future__ import annotations
+
+from nemo_rl_workers.findings import registry
 
 Rows = tuple[tuple[str, ...], ...]
 
@@ -510,131 +513,8 @@ STATIC: Rows = (
     ),
 )
 
-AUDIT: Rows = (
-    (
-        'missing-method',
-        ("error: no class of the worker's MRO defines the method the driver calls by "
-         'name, under the switches the call runs with; the definition named is where '
-         'the MRO ends'),
-    ),
-    (
-        'stub-body',
-        ('warning: the method resolves only to a stub: `raise NotImplementedError` '
-         'anywhere, or `pass` / `...` / a docstring in an `@abstractmethod` or in a '
-         'method of a Protocol class itself; the same body in any other class is a '
-         'no-op, whatever its ancestors'),
-    ),
-    (
-        'unknown-keyword',
-        ('error: the driver sends a keyword (directly, through `common_kwargs`, or as '
-         'the sharded-data keyword) that is no parameter of the method, which takes '
-         'no `**kwargs`'),
-    ),
-    (
-        'required-not-sent',
-        ('error: a parameter without a default is never sent (checked only when every '
-         'keyword the call sends is known)'),
-    ),
-    (
-        'stream-mismatch',
-        ('error: the driver reads the result as a stream (`async for` / `anext` on '
-         'one `ObjectRefGenerator`, `num_returns="streaming"`, '
-         '`return_generators_as_proxies=True`) and the method is no generator, or '
-         'reads one value (`ray.get`) of a generator method'),
-    ),
-    (
-        'extension-missing-method',
-        ("error: an extension's `super().m(...)` / `self.m(...)` names a method no "
-         'class of its MRO at this revision defines'),
-    ),
-    (
-        'extension-unknown-keyword',
-        ('error: such a call passes a keyword the resolved method has no parameter '
-         'for, and it takes no `**kwargs`'),
-    ),
-    (
-        'extension-missing-argument',
-        ('error: such a call omits a required parameter of the resolved method '
-         '(checked only without `*`/`**` at the call)'),
-    ),
-    (
-        'extension-too-many-positional',
-        ('error: such a call passes more positional arguments than the resolved '
-         'method takes, and it takes no `*args`'),
-    ),
-    (
-        'extension-subclasses-actor',
-        ('error: an extension (or one of its own bases) subclasses a class decorated '
-         '`@ray.remote`, which is an actor class, not a class: Ray refuses to start '
-         'it; the finding names the undecorated class the decorated one wraps '
-         "(upstream's `...Impl`) to subclass instead"),
-    ),
-    (
-        'extension-import-missing',
-        ("error: a module of an extension (the class's, or one of its own bases') imports "
-         "from the tree's `nemo_rl` a module or a name this tree does not define, in a "
-         "statement it runs whenever it is imported: the worker's module fails to import "
-         'in its own process; the finding names the module, the import and its line'),
-    ),
-    (
-        'extension-not-actor',
-        ('error: an extension takes the place of a worker the tree starts as a Ray actor '
-         '(a `@ray.remote` class), and is not decorated `@ray.remote` itself: Ray cannot '
-         "start it; the finding names the worker's own decorator to copy"),
-    ),
-    (
-        'extension-unregistered',
-        ("error: the tree registers its workers' Python environments in its "
-         'actor-environment registry, and no module of the tree or under `--path` adds '
-         "the extension to it; the finding names the environment the tree registers "
-         'for the worker the extension takes the place of'),
-    ),
-    (
-        'override-unknown-keyword',
-        ('error: a driver sends a keyword to a method the extension overrides, and '
-         'the override has no such parameter and no `**kwargs`'),
-    ),
-    (
-        'override-missing-argument',
-        ("error: the extension's override requires a parameter that the driver's call "
-         'never sends'),
-    ),
-    (
-        'override-not-a-method',
-        ('error: the extension binds a name a driver calls on its workers to a literal '
-         '(`generate = None`), hiding the method its NeMo-RL base defines: Ray finds no '
-         'such method on its workers'),
-    ),
-    (
-        'base-call-unknown-keyword',
-        ('error: a worker class a driver of the tree starts, a class it hands vLLM, or a '
-         "class of the tree that subclasses one, overrides a method, and a base class's "
-         'own method calls it on `self` with a keyword the override has no parameter for '
-         '(and no `**kwargs`)'),
-    ),
-    (
-        'base-call-missing-argument',
-        ('error: such a base call omits a parameter the override requires (checked '
-         'only without `*`/`**` at the call)'),
-    ),
-    (
-        'base-call-too-many-positional',
-        ('error: such a base call passes more positional arguments than the override '
-         'takes (`self.finalize(x)` on a `def finalize(self)`), and it takes no '
-         '`*args`'),
-    ),
-    (
-        'vllm-extension-clash',
-        ('error: a name of a `worker_extension_cls` (its `dir()`, names starting with '
-         "`__` excepted) already exists on vLLM's worker class for the installed "
-         "vllm-stubs version; vLLM's assertion would fail in every engine process"),
-    ),
-    (
-        'collective-rpc-missing',
-        ('error: a vLLM generation worker calls `collective_rpc("name")`, and neither '
-         "the extension it hands vLLM nor vLLM's worker has a method of that name"),
-    ),
-)
+# The audit's rows are its registry's (`findings.registry`): the one list of its rules.
+AUDIT: Rows = tuple(rule.row for rule in registry.RULES)
 
 GUARD: Rows = (
     (

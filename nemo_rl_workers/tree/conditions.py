@@ -8,7 +8,7 @@ so a call under an unknown test is checked against every class its driver can st
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from nemo_rl_workers.tree.knowledge import SWITCHES
 from nemo_rl_workers.tree.source import Function, Guard
@@ -113,3 +113,48 @@ def restrict(condition: Condition, switches: Iterable[str]) -> Condition:
 def describe(condition: Condition) -> str:
     return " and ".join(f"{name}={'true' if value else 'false'}"
                         for name, value in sorted(condition))
+
+
+Alternatives = tuple[Condition, ...]
+"""Conditions joined by "or": any one of them holding is enough; () is no condition (the
+call fails whatever the switches)."""
+
+
+def either(conditions: Iterable[Condition]) -> Alternatives:
+    """`conditions` joined by "or", simplified: two that differ only in one switch's value
+    are one without it (`x=true` or `x=false` is always), and one that always holds makes
+    the whole always (()). In the order `describe` sorts them."""
+    terms = set(conditions)
+    changed = True
+    while changed:
+        changed = False
+        for a in list(terms):
+            for b in list(terms):
+                diff = a ^ b
+                if len(diff) == 2 and len({name for name, _ in diff}) == 1:
+                    terms -= {a, b}
+                    terms.add(a & b)
+                    changed = True
+                    break
+            if changed:
+                break
+    if ALWAYS in terms:
+        return ()
+    return tuple(sorted(terms, key=describe))
+
+
+def describe_either(alternatives: Alternatives) -> str:
+    """`a=true and b=false`, or alternatives of those joined by ` or `, each with more than
+    one switch in parentheses; "" for no condition."""
+    described = [describe(c) for c in alternatives]
+    if len(described) == 1:
+        return described[0]
+    return " or ".join(f"({d})" if " and " in d else d for d in described)
+
+
+def compatible(alternatives: Alternatives, values: Mapping[str, bool]) -> bool:
+    """Whether one of the alternatives can hold where a section set `values` (a switch
+    it does not set may take either value)."""
+    return not alternatives or any(
+        all(values.get(name, value) == value for name, value in condition)
+        for condition in alternatives)

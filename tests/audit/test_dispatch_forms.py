@@ -110,7 +110,7 @@ def test_getattr_over_worker_handles_with_a_local_name(tmp_path: Path) -> None:
     report = audited(tmp_path, workers=WORKERS.format(async_params=""), driver_body=GETATTR_BODY)
     assert keys(report) == {
         ("unknown-keyword", "Gen.update", "update_weights_async", "AsyncWorker")}
-    assert report.findings[0].condition == "async_engine=true"
+    assert report.findings[0].condition == (frozenset({("async_engine", True)}),)
 
 
 def test_getattr_over_worker_handles_fixed(tmp_path: Path) -> None:

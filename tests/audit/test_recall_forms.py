@@ -112,7 +112,7 @@ def test_getattr_name_chosen_by_an_if_else_checks_each_side(tmp_path: Path) -> N
                   driver_body=GETATTR_IF_ELSE)
     assert keys(bad) == {("unknown-keyword", "Gen.generate", "generate_async", "AsyncWorker")}
     (finding,) = bad.findings
-    assert finding.condition == "async_engine=true"
+    assert finding.condition == (frozenset({("async_engine", True)}),)
     assert finding.call == "nemo_rl/driver.py:21" and "greedy=" in finding.message
     good = audited(tmp_path / "good", workers=WORKERS.format(async_params=", greedy=False"),
                    driver_body=GETATTR_IF_ELSE)

@@ -50,7 +50,7 @@ def test_a_method_no_selectable_worker_has_is_missing(tmp_path: Path) -> None:
                             ("missing-method", "Gen.go", "nope", "AsyncWorker")}
     (finding,) = report.findings  # one cause: both MROs end at Base
     assert finding.workers == ("nemo_rl.workers.AsyncWorker", "nemo_rl.workers.SyncWorker")
-    assert finding.condition == ""  # async_engine=true or false: always
+    assert finding.condition == ()  # async_engine=true or false: always
     assert finding.call == "nemo_rl/driver.py:16"
     assert finding.definition == "nemo_rl/workers.py:5"  # where its MRO ends (Base)
     assert finding.severity == "error"

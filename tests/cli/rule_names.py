@@ -6,7 +6,8 @@ A rule name is a string literal in a place that names a rule:
 - a `rule=` keyword, of any call; a `rule` parameter's default;
 - the rule argument of the calls that make findings: `Problem(path, expected, given,
   message, RULE)`, `Verdict(RULE, ...)` (the guard), `Finding(RULE, ...)` (formats, audit),
-  `StaticFinding(member, RULE, ...)`, `PreflightRule(RULE, ...)`, and the last item of
+  `StaticFinding(member, RULE, ...)`, `PreflightRule(RULE, ...)`, `Rule(RULE, ...)` (the
+  audit's registry, `findings.registry`), and the last item of
   the 5-tuples `contract_check` returns as ProblemFields;
 - a `"rule": RULE` entry of a dict display (the JSON payloads `verify` builds);
 - a module constant named `RULE` or `*_RULE` (a name the code passes on);
@@ -26,7 +27,7 @@ from tests.docs.snippets import REPO
 PACKAGES = ("nemo_rl_workers", "contracts")
 # Call name -> the index of its rule argument.
 RULE_ARGUMENT = {"Problem": 4, "Verdict": 0, "Finding": 0, "StaticFinding": 1,
-                 "PreflightRule": 0}
+                 "PreflightRule": 0, "Rule": 0}
 
 
 def sources(packages: Iterable[str] = PACKAGES) -> Iterator[tuple[str, ast.Module]]:

@@ -330,15 +330,20 @@ def test_hostile_trees_are_judged_or_undecided(tmp_path: Path) -> None:
 
 
 def test_an_audit_condition_is_compatible_with_the_section_s_switches() -> None:
-    from nemo_rl_workers.checks.revision_rules import _compatible
+    """On the condition as data (alternatives of switch sets), never its rendering."""
+    from nemo_rl_workers.tree.conditions import compatible, describe_either
 
     megatron = {"megatron_cfg.enabled": True}
     v1 = {"megatron_cfg.enabled": False, "dtensor_cfg._v2": False}
-    either = "(dtensor_cfg._v2=false and megatron_cfg.enabled=false) or megatron_cfg.enabled=true"
-    assert _compatible(either, megatron) and _compatible(either, v1)
-    assert not _compatible(either, {"megatron_cfg.enabled": False, "dtensor_cfg._v2": True})
-    assert _compatible("", megatron) and _compatible("async_engine=true", megatron)
-    assert not _compatible("megatron_cfg.enabled=false", megatron)
+    either = (frozenset({("dtensor_cfg._v2", False), ("megatron_cfg.enabled", False)}),
+              frozenset({("megatron_cfg.enabled", True)}))
+    assert describe_either(either) == (
+        "(dtensor_cfg._v2=false and megatron_cfg.enabled=false) or megatron_cfg.enabled=true")
+    assert compatible(either, megatron) and compatible(either, v1)
+    assert not compatible(either, {"megatron_cfg.enabled": False, "dtensor_cfg._v2": True})
+    assert compatible((), megatron)
+    assert compatible((frozenset({("async_engine", True)}),), megatron)
+    assert not compatible((frozenset({("megatron_cfg.enabled", False)}),), megatron)
 
 
 def test_vllm_s_rule_is_judged_for_the_pinned_version_or_says_which(tmp_path: Path) -> None:

@@ -25,10 +25,12 @@ from tests.structure.graph import ImportGraph, PrivateUse, find_cycle
 # Lowest first, as DESIGN.md's "The tool's package, by pipeline stage" lets data flow; a
 # folder DESIGN names that does not exist yet (io/, config/, reference/, migrate/,
 # interpret/, cache/, cli/) has its place already, so a move into it needs no edit here.
-# The package's own `__init__` (the lazy public API and `__version__`) and `errors` (the
-# exception catalogue every layer raises) are the floor.
+# The package's own `__init__` (the lazy public API and `__version__`), `errors` (the
+# exception catalogue every layer raises) and the audit's rule registry (the rules and
+# sentences every layer's findings hold, pure data) are the floor.
 LAYERS = (
-    ("nemo_rl_workers", "nemo_rl_workers.errors", "nemo_rl_workers.lazy"),
+    ("nemo_rl_workers", "nemo_rl_workers.errors", "nemo_rl_workers.lazy",
+     "nemo_rl_workers.findings.registry"),
     ("nemo_rl_workers.reading", "nemo_rl_workers.io"),
     # One content-keyed store, digest and codec: what the tree stage and the checks cache.
     ("nemo_rl_workers.cache",),

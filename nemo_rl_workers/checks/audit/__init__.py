@@ -21,7 +21,6 @@ _API = {
     "BaselineError": "nemo_rl_workers.checks.audit.baseline",
     "read_baseline": "nemo_rl_workers.checks.audit.baseline",
     "write_baseline": "nemo_rl_workers.checks.audit.baseline",
-    "RULES": "nemo_rl_workers.checks.audit.rules",
     "Finding": "nemo_rl_workers.checks.audit.rules",
     "Undecided": "nemo_rl_workers.checks.audit.rules",
     "AuditReport": "nemo_rl_workers.checks.audit.run",
@@ -36,11 +35,10 @@ if TYPE_CHECKING:
         read_baseline,
         write_baseline,
     )
-    from nemo_rl_workers.checks.audit.rules import RULES, Finding, Undecided
+    from nemo_rl_workers.checks.audit.rules import Finding, Undecided
     from nemo_rl_workers.checks.audit.run import AuditReport, UnusableTree, WorkerClass, audit
 
 __all__ = [
-    "RULES",
     "AuditReport",
     "BaselineError",
     "Finding",

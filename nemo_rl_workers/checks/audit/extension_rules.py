@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.extension_knowledge import TRANSPARENT_DECORATORS
-from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
+from nemo_rl_workers.checks.audit.rules import Finding
+from nemo_rl_workers.findings import registry as said
+from nemo_rl_workers.findings.registry import Message
+from nemo_rl_workers.tree.conditions import Condition, either
 from nemo_rl_workers.tree.knowledge import is_actor_class
 from nemo_rl_workers.tree.source import (
     ClassInfo,
@@ -41,8 +44,6 @@ from nemo_rl_workers.tree.source import (
     base_names,
     resolve_fqn,
 )
-
-Condition = frozenset[tuple[str, bool]]
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,6 @@ class ExtensionAudit:
 
 def _conflicts(a: Condition, b: Condition) -> bool:
     return any((name, not value) in b for name, value in a)
-
-
-def _describe(condition: Condition) -> str:
-    return " and ".join(f"{n}={'true' if v else 'false'}" for n, v in sorted(condition))
 
 
 def _transparent(function: Function) -> bool:
@@ -239,10 +236,8 @@ def _actor_bases(tree: SourceTree, info: ClassInfo, ancestors: Sequence[ClassInf
                    if wrapped else f"move {cls.name}'s body into an undecorated class and "
                    "subclass that")
         audit.findings.append(Finding(
-            "extension-subclasses-actor", RULES["extension-subclasses-actor"],
-            info.name, "__init__", info.fqn, info.where, cls.where,
-            f"{info.fqn} subclasses {cls.fqn}, which is decorated @ray.remote (an actor "
-            f"class, not a class): Ray refuses to start a subclass of it; {instead}"))
+            said.SUBCLASSES_ACTOR, info.name, "__init__", info.fqn, info.where, cls.where,
+            (("actor", cls.fqn), ("instead", instead))))
         return
 
 
@@ -322,11 +317,8 @@ class _Calls:
             caller = f"{cls.name}.{function.name}"
             if found == "missing":
                 self.finding(
-                    "extension-missing-method", caller, name, where, self.mro[-1].where,
-                    f"{caller} calls {spelled}(...), but no class of {self.info.fqn}'s MRO "
-                    f"at this revision defines {name} ({len(self.mro)} classes, ending at "
-                    f"{self.mro[-1].fqn})",
-                )
+                    said.EXTENSION_NO_SUCH_METHOD, caller, name, where, self.mro[-1].where,
+                    spelled=spelled, count=str(len(self.mro)), end=self.mro[-1].fqn)
                 continue
             if isinstance(found, str):
                 if found == "unknown":
@@ -349,22 +341,17 @@ class _Calls:
         shape = fit(target, Sent.of(node))
         for keyword in shape.unknown_keywords:
             self.finding(
-                "extension-unknown-keyword", caller, target.name, where, target.where,
-                f"{caller} calls {spelled}(..., {keyword}=...), but "
-                f"{owner.fqn}.{target.name} has no parameter {keyword} and no **kwargs",
-            )
+                said.EXTENSION_NO_SUCH_PARAMETER, caller, target.name, where, target.where,
+                spelled=spelled, keyword=keyword, owner=owner.fqn)
         if shape.too_many_positional:
             self.finding(
-                "extension-too-many-positional", caller, target.name, where, target.where,
-                f"{caller} calls {spelled}(...) with {len(node.args)} positional arguments, "
-                f"but {owner.fqn}.{target.name} takes {shape.takes}",
-            )
+                said.EXTENSION_TOO_MANY, caller, target.name, where, target.where,
+                spelled=spelled, count=str(len(node.args)), owner=owner.fqn,
+                takes=str(shape.takes))
         for name in shape.missing:
             self.finding(
-                "extension-missing-argument", caller, target.name, where, target.where,
-                f"{caller} calls {spelled}(...) without {name}, a required "
-                f"parameter of {owner.fqn}.{target.name}",
-            )
+                said.EXTENSION_WITHOUT, caller, target.name, where, target.where,
+                spelled=spelled, name=name, owner=owner.fqn)
 
     def driver_call(self, call: DriverCall, own: set[str]) -> None:
         found = self.lookup(call.method, 0)
@@ -388,7 +375,6 @@ class _Calls:
                 f"{call.call}: {call.method}: the override {owner.name}.{target.name} is "
                 f"decorated ({', '.join(target.decorators)}); its signature is not judged")
             return
-        when = f" (when {_describe(call.condition)})" if call.condition else ""
         # An own override, or a base's method the tree's worker does not reach (its
         # worker overrides it): either way what the extension's workers run.
         what = "override" if owner.fqn in own else "method"
@@ -396,32 +382,23 @@ class _Calls:
                                  call.open_keywords))
         for keyword in shape.unknown_keywords:
             self.finding(
-                "override-unknown-keyword", call.driver, call.method, call.call,
-                target.where,
-                f"{call.driver} sends {keyword}= to {call.method}{when}, but the "
-                f"{what} {owner.fqn}.{target.name} has no parameter {keyword} and no "
-                "**kwargs",
-            )
+                said.OVERRIDE_NO_SUCH_PARAMETER, call.driver, call.method, call.call,
+                target.where, call.condition, keyword=keyword, what=what, owner=owner.fqn,
+                target=target.name)
         for name in shape.missing:
             self.finding(
-                "override-missing-argument", call.driver, call.method, call.call,
-                target.where,
-                f"{call.driver} calls {call.method}{when} without {name}, which the "
-                f"{what} {owner.fqn}.{target.name} requires",
-            )
+                said.OVERRIDE_WITHOUT, call.driver, call.method, call.call, target.where,
+                call.condition, name=name, what=what, owner=owner.fqn, target=target.name)
 
     def missing(self, call: DriverCall, defined_in: ClassInfo) -> None:
         """The driver calls a method the tree's worker has and the extension's MRO lacks
         (renamed, or its base is a class below the one that defines it)."""
         end = self.mro[-1]
-        when = f" when {_describe(call.condition)}" if call.condition else ""
         worker = self.worker.fqn if self.worker is not None else "the tree's worker"
         source = "defines it" if defined_in.fqn == worker else f"gets it from {defined_in.fqn}"
         self.finding(
-            "missing-method", call.driver, call.method, call.call, end.where,
-            f"{call.driver} calls {call.method!r} on {self.info.fqn}, which has no such "
-            f"method (its MRO ends at {end.name}){when}; {worker}, whose place it takes, "
-            f"{source}: define {call.method} in {self.info.name}")
+            said.EXTENSION_LACKS_METHOD, call.driver, call.method, call.call, end.where,
+            call.condition, end=end.name, base=worker, source=source, name=self.info.name)
 
     def hidden(self, call: DriverCall, own: set[str]) -> None:
         """A name the driver calls that one of the extension's own classes binds to a
@@ -441,20 +418,17 @@ class _Calls:
                 f"{ast.unparse(value) if value is not None else 'a value'}, ahead of "
                 f"{below.name}.{call.method}: whether it is a method is not known")
             return
-        when = f" (when {_describe(call.condition)})" if call.condition else ""
         self.finding(
-            "override-not-a-method", call.driver, call.method, call.call, where,
-            f"{call.driver} calls {call.method}{when} on its workers, but {cls.fqn} binds "
-            f"{call.method} to {ast.unparse(value)}, hiding {below.fqn}.{call.method}: Ray "
-            f"finds no method {call.method} on its workers",
-        )
+            said.BOUND_TO_A_VALUE, call.driver, call.method, call.call, where, call.condition,
+            cls=cls.fqn, value=ast.unparse(value), below=below.fqn)
 
     def finding(
-        self, rule: RuleName, driver: str, method: str, call: str, definition: str, message: str
+        self, message: Message, driver: str, method: str, call: str, definition: str,
+        condition: Condition = frozenset(), **args: str,
     ) -> None:
-        self.audit.findings.append(
-            Finding(rule, RULES[rule], driver, method, self.info.fqn, call, definition, message)
-        )
+        self.audit.findings.append(Finding(
+            message, driver, method, self.info.fqn, call, definition, tuple(args.items()),
+            either([condition])))
 
 
 def _bound_value(cls: ClassInfo, name: str) -> tuple[ast.expr | None, int]:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 
 from nemo_rl_workers.checks.audit.extension_rules import ExtensionAudit
-from nemo_rl_workers.checks.audit.rules import RULES, Finding
+from nemo_rl_workers.checks.audit.rules import Finding
+from nemo_rl_workers.findings import registry as said
 from nemo_rl_workers.tree.drivers import DriverSide
 from nemo_rl_workers.tree.knowledge import (
     ACTOR_ENVIRONMENT_REGISTRIES,
@@ -58,12 +59,8 @@ def _not_actor(resolver: Resolver, info: ClassInfo, worker: ClassInfo,
         return None  # a subclass of an actor class: `extension-subclasses-actor` says so
     decorator = next(d for d in worker.decorators if makes_actor(d))
     return Finding(
-        "extension-not-actor", RULES["extension-not-actor"], driver, "__init__", info.fqn,
-        info.where, worker.where,
-        f"{info.fqn} is not an actor class: {info.where} defines it without @ray.remote, "
-        f"and {driver} starts the class it is named as a Ray actor ({worker.fqn}, the "
-        f"worker it takes the place of, is one), so Ray cannot start it; decorate it "
-        f"with @{_one_line(decorator)}, as {worker.fqn} is")
+        said.NOT_AN_ACTOR, driver, "__init__", info.fqn, info.where, worker.where,
+        (("where", info.where), ("base", worker.fqn), ("decorator", _one_line(decorator))))
 
 
 def _unregistered(tree: SourceTree, side: DriverSide, info: ClassInfo, worker: ClassInfo,
@@ -85,13 +82,9 @@ def _unregistered(tree: SourceTree, side: DriverSide, info: ClassInfo, worker: C
         shown = (f"{environment} (from {module.name}, where {environment} = "
                  f"{_one_line(ast.unparse(module.assignments[environment]))})")
     return Finding(
-        "extension-unregistered", RULES["extension-unregistered"], driver, "__init__",
-        info.fqn, info.where, module.file if module is not None else worker.where,
-        f"{info.fqn} is registered with no actor environment: no module of the tree or "
-        f"under --path adds it to {registry}, and the tree starts an actor class only in the "
-        f"environment its registry names; register it in a module the driver imports first: "
-        f'{registry}["{info.fqn}"] = {shown}, the environment the tree registers for '
-        f"{worker.fqn}")
+        said.NOT_REGISTERED, driver, "__init__", info.fqn, info.where,
+        module.file if module is not None else worker.where,
+        (("registry", registry), ("shown", shown), ("base", worker.fqn)))
 
 
 def _one_line(text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +23,7 @@ from nemo_rl_workers.checks.audit.extension_rules import (
     audit_extension,
 )
 from nemo_rl_workers.checks.audit.extension_setup import setup_findings
-from nemo_rl_workers.checks.audit.rules import RULES, Finding
+from nemo_rl_workers.checks.audit.rules import Finding
 from nemo_rl_workers.checks.audit.vllm_extensions import (
     EXTENSION_KEY,
     VllmTreeReport,
@@ -32,7 +32,8 @@ from nemo_rl_workers.checks.audit.vllm_extensions import (
     named_classes,
 )
 from nemo_rl_workers.checks.vllm_extension_rule import ExtensionRule
-from nemo_rl_workers.tree.conditions import describe
+from nemo_rl_workers.findings import registry as said
+from nemo_rl_workers.tree.conditions import either
 from nemo_rl_workers.tree.source import resolve_fqn
 
 if TYPE_CHECKING:
@@ -221,7 +222,7 @@ def audit_extensions(
         audit = audit_extension(tree, resolver, extension.fqn, workers, calls)
         audit.findings.extend(setup_findings(tree, resolver, ctx.side, audit))
         section.audits.append(audit)
-        findings.extend(_conditioned(audit.findings, calls))
+        findings.extend(conditioned(audit.findings, calls))
     if rule is None:
         return findings, section
     vllm = audit_vllm(tree, resolver, rule, vllm_given, passed_at, ctx.sent)
@@ -235,22 +236,18 @@ def audit_extensions(
         if owner is not None and clash.name in owner.methods:
             definition = owner.methods[clash.name].where
         findings.append(Finding(
-            "vllm-extension-clash", RULES["vllm-extension-clash"],
-            _short(named.by), clash.name, named.fqn,
+            said.CLASHES_WITH_VLLM, _short(named.by), clash.name, named.fqn,
             named.where if named.where != "(command line)" else definition, definition,
-            clash.message()))
+            (("clash", clash.message()),)))
     for call, name, lacking in vllm.rpc_missing:
         # One cause per call site, name and lacking extensions: the driver is the function
         # the call is written in (a mixin's, for every worker that has it).
         missing_in = tree.classes.get(lacking[0])
         findings.append(Finding(
-            "collective-rpc-missing", RULES["collective-rpc-missing"],
-            call.function, name, call.cls.fqn, call.where,
+            said.NO_RPC_TARGET, call.function, name, call.cls.fqn, call.where,
             missing_in.where if missing_in is not None else call.cls.where,
-            f"{call.function} calls collective_rpc({name!r})"
-            f"{(' ' + call.via) if call.via else ''} on {call.cls.fqn}"
-            f", but neither vLLM {rule.version}'s worker nor the extension it hands vLLM "
-            f"({', '.join(lacking)}) has a method {name}"))
+            (("via", f" {call.via}" if call.via else ""), ("version", rule.version),
+             ("lacking", ", ".join(lacking)))))
     return findings, section
 
 
@@ -262,9 +259,9 @@ def _import_findings(ctx: AuditContext, fqn: str) -> list[Finding]:
     info = resolve_fqn(ctx.tree, fqn)
     modules = [fqn.rpartition(".")[0]] if info is None else [
         c.module for c in ctx.resolver.mro(info).classes]
-    return [Finding("extension-import-missing", RULES["extension-import-missing"],
-                    info.name if info is not None else fqn, missing.name, fqn,
-                    missing.where, missing.where, missing.message())
+    return [Finding(said.IMPORT_FAILS, info.name if info is not None else fqn, missing.name,
+                    fqn, missing.where, missing.where,
+                    missing.args)
             for missing in missing_tree_imports(ctx.tree, modules)]
 
 
@@ -277,15 +274,12 @@ def _short(by: str) -> str:
     return parts[-1]
 
 
-def _conditioned(findings: list[Finding], calls: list[DriverCall]) -> list[Finding]:
+def conditioned(findings: list[Finding], calls: list[DriverCall]) -> list[Finding]:
+    """Each finding under the condition of the driver call it is at (a finding at no
+    driver call is unconditional), all else kept."""
     by_call = {c.call: c for c in calls}
-    out = []
-    for f in findings:
-        call = by_call.get(f.call)
-        condition = describe(call.condition) if call is not None else ""
-        out.append(Finding(f.rule, f.severity, f.driver, f.method, f.worker, f.call,
-                           f.definition, f.message, condition))
-    return out
+    return [replace(f, condition=either([call.condition]) if call is not None else ())
+            for f, call in ((f, by_call.get(f.call)) for f in findings)]
 
 
 def _is_vllm_extension(ctx: AuditContext, fqn: str, passed: set[str]) -> bool:

@@ -29,7 +29,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
-from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
+from nemo_rl_workers.checks.audit.rules import Finding
+from nemo_rl_workers.findings import registry as said
+from nemo_rl_workers.findings.registry import Message
 from nemo_rl_workers.tree.source import (
     CallSite,
     ClassInfo,
@@ -283,19 +285,17 @@ def check_interface_calls(resolver: Resolver, calls: list[InterfaceCall]) -> lis
 
 def _judge(resolver: Resolver, item: InterfaceCall, impl: ClassInfo,
            node: ast.Call) -> list[Finding]:
-    def finding(rule: RuleName, definition: str, message: str) -> Finding:
-        return Finding(rule, RULES[rule], item.function, item.method, impl.fqn,
-                       item.call.where, definition, message)
+    def finding(message: Message, definition: str, **args: str) -> Finding:
+        return Finding(message, item.function, item.method, impl.fqn, item.call.where,
+                       definition, (("interface", item.interface.name), *args.items()))
 
-    spelled = f"{item.function} calls {item.method!r} on a {item.interface.name}"
     located = resolver.find_method(impl, item.method)
     if located is None:
         mro = resolver.mro(impl)
         if resolver.has_attribute(impl, item.method) or mro.unknown or mro.problem:
             return []
-        return [finding("missing-method", mro.classes[-1].where,
-                        f"{spelled}, and its implementation {impl.fqn} has no such method "
-                        f"(its MRO ends at {mro.classes[-1].name})")]
+        return [finding(said.INTERFACE_NO_SUCH_METHOD, mro.classes[-1].where,
+                        end=mro.classes[-1].name)]
     function, owner = located
     if any(d.split("(")[0].rsplit(".", 1)[-1] not in ("abstractmethod", "override")
            for d in function.decorators):
@@ -303,14 +303,9 @@ def _judge(resolver: Resolver, item: InterfaceCall, impl: ClassInfo,
     shape = fit(function, Sent.of(node))
     out: list[Finding] = []
     for keyword in shape.unknown_keywords:
-        out.append(finding(
-            "unknown-keyword", function.where,
-            f"{spelled}, sending {keyword}=, which {owner.name}.{item.method} "
-            f"(the method of its implementation {impl.fqn}) takes no such parameter "
-            "and no **kwargs"))
+        out.append(finding(said.INTERFACE_NO_SUCH_PARAMETER, function.where,
+                           keyword=keyword, owner=owner.name))
     for name in shape.missing:
-        out.append(finding(
-            "required-not-sent", function.where,
-            f"{spelled} without {name}, a required parameter of "
-            f"{owner.name}.{item.method} (the method of its implementation {impl.fqn})"))
+        out.append(finding(said.INTERFACE_NEVER_SENT, function.where, name=name,
+                           owner=owner.name))
     return out

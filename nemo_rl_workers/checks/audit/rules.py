@@ -3,55 +3,44 @@ start under the dispatch's condition. Only what would fail at runtime is a findi
 (dispatch sends every argument by keyword, so keyword-only parameters and
 `*args, **kwargs` overrides are fine; Ray runs an `async def` method for a plain
 `.remote()` and `ray.get` returns its result, so `async def` alone is no finding).
+
+Every rule and sentence a finding carries is the registry's (`findings.registry`); a
+finding is data until shown, and changed only with `dataclasses.replace`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Final, Literal, TypeAlias, get_args
+from typing import TypeAlias
 
 from nemo_rl_workers.checks.audit.call_chain import Chain
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
+from nemo_rl_workers.findings import registry as said
+from nemo_rl_workers.findings.registry import Message, Severity
 from nemo_rl_workers.interpret.conditions import Origin
-from nemo_rl_workers.tree.conditions import conflicts, describe
+from nemo_rl_workers.tree.conditions import ALWAYS, Alternatives, conflicts, describe_either, either
 from nemo_rl_workers.tree.drivers import Dispatch, Driver, WorkerChoice, restricted
 from nemo_rl_workers.tree.source import ClassInfo, Function, Resolver, SourceTree, resolve_fqn
 
-Severity: TypeAlias = Literal["error", "warning", "note"]  # note: guarded (audit.reach)
-RuleName: TypeAlias = Literal[
-    "missing-method", "stub-body", "unknown-keyword", "required-not-sent", "stream-mismatch",
-    # The extension side (audit.extension_rules, audit.vllm_extensions).
-    "extension-missing-method", "extension-unknown-keyword", "extension-missing-argument",
-    "extension-too-many-positional", "override-unknown-keyword", "override-missing-argument",
-    "override-not-a-method", "extension-subclasses-actor", "extension-import-missing",
-    # How the driver starts it (audit.extension_setup).
-    "extension-not-actor", "extension-unregistered",
-    "vllm-extension-clash", "collective-rpc-missing",
-    # The tree's own subclasses (audit.subclasses): overrides against their bases' calls.
-    "base-call-unknown-keyword", "base-call-missing-argument", "base-call-too-many-positional",
-]
-
-WARNINGS: Final[frozenset[RuleName]] = frozenset({"stub-body"})
-RULES: Final[dict[RuleName, Severity]] = {
-    rule: "warning" if rule in WARNINGS else "error" for rule in get_args(RuleName)}
-"""Every rule and its severity: each of RuleName, an error unless one of WARNINGS (the
-guide's "Audit findings" table lists each, with its severity)."""
+Args: TypeAlias = tuple[tuple[str, str], ...]
+"""A message's arguments by name, beyond the finding's own fields."""
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One call a worker class cannot serve as the driver makes it."""
+    """One call a worker class cannot serve as the driver makes it: which of the
+    registry's sentences it is (`said`) and its arguments, rendered only when shown."""
 
-    rule: RuleName
-    severity: Severity
+    said: Message
     driver: str  # the driver function, e.g. "Policy.train"
     method: str  # the worker method called by name
     worker: str  # the worker class FQN, as the driver names it
     call: str  # file:line where the driver gives the method name
     definition: str  # file:line of the method's definition, or where the MRO ends
-    message: str
-    condition: str = ""  # the switches the call runs under ("" when unconditional)
+    args: Args = ()
+    # The switches the call fails under, as alternatives: () where unconditional.
+    condition: Alternatives = ()
     # Every class this one cause affects (the quantized variants that inherit a gap),
     # sorted; `worker` is the first. Empty on a finding about one class only.
     workers: tuple[str, ...] = ()
@@ -70,6 +59,34 @@ class Finding:
     # Where the walk back may have missed a route, in words (a call that does not
     # resolve); "" where it missed none.
     chain_gap: str = ""
+
+    @property
+    def rule(self) -> str:
+        return self.said.rule.id
+
+    @property
+    def severity(self) -> Severity:
+        """The rule's, as reach decides what to report of it: a guarded finding is a note
+        (no caller reaches it under its switches), a latent one (no caller in the tree)
+        at most a warning."""
+        if self.reach == "guarded":
+            return "note"
+        if self.reach == "latent":
+            return "warning"
+        return self.said.rule.severity
+
+    @property
+    def message(self) -> str:
+        return self.sentence()
+
+    def sentence(self, classes: tuple[str, ...] | None = None) -> str:
+        """The finding's sentence, naming `classes` (by default every class of its cause)."""
+        when = describe_either(self.condition)
+        return self.said.render({
+            **dict(self.args), "driver": self.driver, "method": self.method,
+            "worker": _joined(classes or self.classes),
+            "when": f" when {when}" if when else "",
+            "paren_when": f" (when {when})" if when else ""})
 
     @property
     def classes(self) -> tuple[str, ...]:
@@ -98,9 +115,6 @@ class Undecided:
     reason: str
 
 
-_SLOT = "\x00worker\x00"
-
-
 def _joined(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
@@ -108,74 +122,40 @@ def _joined(names: tuple[str, ...]) -> str:
 def message_for(finding: Finding, fqn: str) -> str:
     """The finding's sentence about the one class `fqn` of its cause (a config-scoped run
     names the class the config starts, not the quantized variants it does not)."""
-    joined = _joined(finding.classes)
-    if fqn not in finding.classes or joined not in finding.message:
-        return finding.message
-    return finding.message.replace(joined, fqn, 1)
+    return finding.sentence((fqn,)) if fqn in finding.classes else finding.message
 
 
 def group_causes(findings: Iterable[Finding]) -> list[Finding]:
-    """One finding per cause: findings at the same call, of the same rule, driver and
+    """One finding per cause: findings at the same call, of the same sentence, driver and
     method, whose definition (where the method is missing, or the parameter rejected)
-    and sentence are the same but for the class named, become one finding that lists
-    the classes (a default worker and the quantized variants that inherit its gap). Their
-    conditions, where they differ, are joined with "or". Order: first appearance."""
-    groups: dict[tuple[str, ...], list[Finding]] = {}
+    and arguments are the same but for the class, become one finding that lists the
+    classes (a default worker and the quantized variants that inherit its gap). Their
+    conditions, where they differ and the sentence ends with them (or names none), are
+    joined with "or"; a sentence that names its condition elsewhere, or the class's own
+    attribute, is one cause only with findings that say the same. Order: first
+    appearance."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
     for f in findings:
-        when = f" when {f.condition}"
-        conditional = bool(f.condition) and f.message.endswith(when)
-        sentence = f.message[: len(f.message) - len(when)] if conditional else f.message
-        template = sentence.replace(f.worker, _SLOT)
-        # A sentence that names the class's own attribute ("Cls.attr") is about that class.
-        alone = f.worker if _SLOT + "." in template else ""
-        key: tuple[str, ...] = (f.rule, f.severity, f.driver, f.method, f.call, f.definition,
-                                template, "when" if conditional else "", alone, f.reach,
-                                f.guard)
+        said = f.said
+        if said.merges_conditions or not said.names_condition:
+            # Unconditional and conditional sentences ending with the condition stay apart.
+            condition: object = bool(f.condition) and said.merges_conditions
+        else:
+            condition = f.condition
+        key = (said, f.driver, f.method, f.call, f.definition, f.args, condition,
+               f.worker if said.about_one_class else "", f.reach, f.guard)
         groups.setdefault(key, []).append(f)
     out: list[Finding] = []
-    for key, members in groups.items():
-        template, conditional = key[6], key[7] == "when"
+    for members in groups.values():
         first = members[0]
         workers = tuple(sorted({w for m in members for w in m.classes}))
-        conditions = _merged({m.condition for m in members})
-        if "" in conditions:
-            condition = ""
-        elif len(conditions) == 1:
-            condition = conditions[0]
-        else:
-            condition = " or ".join(f"({c})" if " and " in c else c for c in conditions)
-        message = template.replace(_SLOT, _joined(workers))
-        if conditional and condition:
-            message += f" when {condition}"
+        alternatives = either(c for m in members for c in (m.condition or (ALWAYS,)))
         callers = tuple(sorted({c for m in members for c in m.callers},
                                key=lambda o: (o.where, repr(o.tests))))
-        out.append(Finding(first.rule, first.severity, first.driver, first.method, workers[0],
-                           first.call, first.definition, message, condition, workers,
-                           first.reach, first.guard, callers,
-                           tuple(dict.fromkeys(c for m in members for c in m.chains)),
-                           first.chain_gap))
+        out.append(replace(
+            first, worker=workers[0], condition=alternatives, workers=workers,
+            callers=callers, chains=tuple(dict.fromkeys(c for m in members for c in m.chains))))
     return out
-
-
-def _merged(described: set[str]) -> list[str]:
-    """Conditions (as `describe` writes them) joined by "or", simplified: two that differ
-    only in one switch's value are one without it (`x=true` or `x=false` is always)."""
-    terms = {frozenset(tuple(p.rsplit("=", 1)) for p in c.split(" and ")) if c else frozenset()
-             for c in described}
-    changed = True
-    while changed:
-        changed = False
-        for a in list(terms):
-            for b in list(terms):
-                diff = a ^ b
-                if len(diff) == 2 and len({name for name, _ in diff}) == 1:
-                    terms -= {a, b}
-                    terms.add(a & b)
-                    changed = True
-                    break
-            if changed:
-                break
-    return sorted(" and ".join(f"{n}={v}" for n, v in sorted(t)) for t in terms)
 
 
 def _stub_counts(owner: ClassInfo, function: Function) -> bool:
@@ -218,8 +198,8 @@ def check(
             if info is None:
                 continue  # listed with the worker classes as not found in the tree
             # When it fails: the call's switches and those that select this class.
-            when = describe(condition | choice.condition)
-            found, more = _judge(dispatch, choice, info, resolver, when)
+            found, more = _judge(dispatch, choice, info, resolver,
+                                 either([condition | choice.condition]))
             if found and classify is not None:
                 reach, guard, callers = classify(
                     dispatch, choice, driver.switches if driver is not None else set())
@@ -230,11 +210,12 @@ def check(
 
 
 def _judge(
-    dispatch: Dispatch, choice: WorkerChoice, info: ClassInfo, resolver: Resolver, when: str
+    dispatch: Dispatch, choice: WorkerChoice, info: ClassInfo, resolver: Resolver,
+    when: Alternatives,
 ) -> tuple[list[Finding], list[Undecided]]:
-    def finding(rule: RuleName, definition: str, message: str) -> Finding:
-        return Finding(rule, RULES[rule], dispatch.function, dispatch.method, choice.fqn,
-                       dispatch.call, definition, message, when)
+    def finding(message: Message, definition: str, **args: str) -> Finding:
+        return Finding(message, dispatch.function, dispatch.method, choice.fqn,
+                       dispatch.call, definition, tuple(args.items()), when)
 
     mro = resolver.mro(info)
     located = resolver.find_method(info, dispatch.method)
@@ -247,44 +228,21 @@ def _judge(
             return [], [Undecided(dispatch.function, dispatch.method, choice.fqn,
                                   dispatch.call, why)]
         end = mro.classes[-1]
-        return [finding(
-            "missing-method", end.where,
-            f"{dispatch.function} calls {dispatch.method!r} on {choice.fqn}, which has no such "
-            f"method (its MRO ends at {end.name})" + (f" when {when}" if when else ""),
-        )], []
+        return [finding(said.NO_SUCH_METHOD, end.where, end=end.name)], []
     function, owner = located
     out: list[Finding] = []
     if _stub_counts(owner, function):
-        out.append(finding(
-            "stub-body", function.where,
-            f"{dispatch.function} calls {dispatch.method!r} on {choice.fqn}, where it is only a "
-            f"stub ({function.stub} in {owner.name})",
-        ))
+        out.append(finding(said.ONLY_A_STUB, function.where, stub=str(function.stub),
+                           owner=owner.name))
     shape = fit(function, Sent(tuple(sorted(dispatch.keywords)), dispatch.positional,
                                dispatch.open_keywords))
     for keyword in shape.unknown_keywords:
-        out.append(finding(
-            "unknown-keyword", function.where,
-            f"{dispatch.function} sends {keyword}= to {dispatch.method!r} of "
-            f"{choice.fqn}, which takes no such parameter and no **kwargs",
-        ))
+        out.append(finding(said.NO_SUCH_PARAMETER, function.where, keyword=keyword))
     for name in shape.missing:
-        out.append(finding(
-            "required-not-sent", function.where,
-            f"{dispatch.function} never sends {name}, a required parameter of "
-            f"{dispatch.method!r} of {choice.fqn}",
-        ))
+        out.append(finding(said.NEVER_SENT, function.where, name=name))
     generator = function.is_generator
     if dispatch.stream is True and not generator:
-        out.append(finding(
-            "stream-mismatch", function.where,
-            f"{dispatch.function} reads {dispatch.method!r} as a stream (ObjectRefGenerator), "
-            f"but {owner.name}.{dispatch.method} is not a generator",
-        ))
+        out.append(finding(said.READ_AS_STREAM, function.where, owner=owner.name))
     elif dispatch.stream is False and generator:
-        out.append(finding(
-            "stream-mismatch", function.where,
-            f"{dispatch.function} reads {dispatch.method!r} as one value, but "
-            f"{owner.name}.{dispatch.method} is a generator (Ray returns an ObjectRefGenerator)",
-        ))
+        out.append(finding(said.READ_AS_VALUE, function.where, owner=owner.name))
     return out, []

@@ -19,7 +19,6 @@ from nemo_rl_workers.checks.audit.interfaces import (
 from nemo_rl_workers.checks.audit.reach import Reachability
 from nemo_rl_workers.checks.audit.rules import (
     Finding,
-    Severity,
     Undecided,
     check,
     group_causes,
@@ -162,16 +161,6 @@ def _tree_subclasses(tree: SourceTree, resolver: Resolver, side: DriverSide) -> 
     return audit_subclasses(tree, resolver, workers | handed)
 
 
-def _severity(finding: Finding) -> Severity:
-    """A guarded finding is a note (no caller reaches it under its switches); a latent
-    one (no caller in the tree) at most a warning; a reachable one keeps its rule's."""
-    if finding.reach == "guarded":
-        return "note"
-    if finding.reach == "latent":
-        return "warning"
-    return finding.severity
-
-
 def _script_choices(
     resolver: Resolver, choices: dict[str, tuple[Driver | None, list[WorkerChoice]]],
     section: ExtensionSection | None, dispatch: Dispatch,
@@ -280,13 +269,13 @@ def _audit(
 
     report = AuditReport(str(path))
     report.per_class = sorted(
-        (Finding(f.rule, _severity(f), f.driver, f.method, f.worker, rel(f.call),
-                 rel(f.definition), f.message, f.condition, (), f.reach or "reachable",
-                 rel(f.guard) if f.guard else "",
-                 tuple(Origin(rel(o.where), tuple(replace(t, where=rel(t.where))
-                                                   for t in o.tests)) for o in f.callers),
-                 tuple(_relative_chain(c, rel) for c in f.chains),
-                 _relative_gap(f.chain_gap, root))
+        (replace(f, call=rel(f.call), definition=rel(f.definition), workers=(),
+                 reach=f.reach or "reachable", guard=rel(f.guard) if f.guard else "",
+                 callers=tuple(Origin(rel(o.where), tuple(replace(t, where=rel(t.where))
+                                                          for t in o.tests))
+                               for o in f.callers),
+                 chains=tuple(_relative_chain(c, rel) for c in f.chains),
+                 chain_gap=_relative_gap(f.chain_gap, root))
          for f in findings),
         key=lambda f: (_order(f.call), f.worker, f.rule))
     report.findings = group_causes(report.per_class)

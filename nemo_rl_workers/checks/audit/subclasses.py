@@ -27,7 +27,9 @@ from nemo_rl_workers.checks.audit.extension_rules import (
     _transparent,
     self_nodes,
 )
-from nemo_rl_workers.checks.audit.rules import RULES, Finding, RuleName
+from nemo_rl_workers.checks.audit.rules import Finding
+from nemo_rl_workers.findings import registry as said
+from nemo_rl_workers.findings.registry import Message
 from nemo_rl_workers.tree.source import (
     ClassInfo,
     Function,
@@ -147,26 +149,17 @@ def _judge(info: ClassInfo, override: Function, base: ClassInfo, caller: Functio
     where = f"{caller.file}:{node.lineno}"
     spelled = f"{base.name}.{caller.name}"
 
-    def finding(rule: RuleName, message: str) -> Finding:
-        return Finding(rule, RULES[rule], spelled, override.name, info.fqn, where,
-                       override.where, message)
+    def finding(message: Message, **args: str) -> Finding:
+        return Finding(message, spelled, override.name, info.fqn, where, override.where,
+                       tuple(args.items()))
 
     out: list[Finding] = []
     shape = fit(override, Sent.of(node))
     for keyword in shape.unknown_keywords:
-        out.append(finding(
-            "base-call-unknown-keyword",
-            f"{spelled} calls self.{override.name}(..., {keyword}=...), but the "
-            f"override {info.fqn}.{override.name} has no parameter {keyword} and "
-            "no **kwargs"))
+        out.append(finding(said.BASE_CALL_NO_SUCH_PARAMETER, keyword=keyword))
     if shape.too_many_positional:
-        out.append(finding(
-            "base-call-too-many-positional",
-            f"{spelled} calls self.{override.name}(...) with {len(node.args)} positional "
-            f"arguments, but the override {info.fqn}.{override.name} takes {shape.takes}"))
+        out.append(finding(said.BASE_CALL_TOO_MANY, count=str(len(node.args)),
+                           takes=str(shape.takes)))
     for name in shape.missing:
-        out.append(finding(
-            "base-call-missing-argument",
-            f"{spelled} calls self.{override.name}(...) without {name}, which the "
-            f"override {info.fqn}.{override.name} requires"))
+        out.append(finding(said.BASE_CALL_WITHOUT, name=name))
     return out
