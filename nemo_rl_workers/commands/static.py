@@ -20,6 +20,7 @@ from nemo_rl_workers.checks.static_check import (
     checker_command,
     judge,
 )
+from nemo_rl_workers.checks.static_kept import KeptVerdicts
 from nemo_rl_workers.commands.cache import open_cache, say_static_notes
 from nemo_rl_workers.commands.structured import emit_verify
 from nemo_rl_workers.errors import Problem
@@ -49,9 +50,10 @@ def verify_static(args: argparse.Namespace, out: TextIO, err: TextIO,
     NeMo-RL tree `judged` names first, against that tree's Protocol where it has one)."""
     if _checker_missing(args.checker, err):
         return EXIT_UNUSABLE
-    usable, cache = open_cache(args, err)
+    usable, store = open_cache(args, err)
     if not usable:
         return EXIT_UNUSABLE
+    cache = KeptVerdicts(store) if store is not None else None
     tree_root = judged.tree_root if judged is not None else None
     tree_protocol = judged.protocol if judged is not None else None
     if tree_protocol is not None:
@@ -108,9 +110,10 @@ def add_static_problems(
 
     if _checker_missing(checker, err):
         return False
-    usable, cache = open_cache(options or argparse.Namespace(no_cache=True), err)
+    usable, store = open_cache(options or argparse.Namespace(no_cache=True), err)
     if not usable:
         return False
+    cache = KeptVerdicts(store) if store is not None else None
     wanted: dict[str, dict[Subject, None]] = defaultdict(dict)  # python -> subjects
     # A section another NeMo-RL tree starts is judged against that tree's driver calls
     # (the audit's findings, scoped to the config), not against this project's Protocols.
