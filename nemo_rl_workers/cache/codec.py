@@ -51,7 +51,7 @@ def encode(value: object) -> object:
 def decode(kind: type[_T], raw: object) -> _T:
     """`raw` (JSON, as `encode` writes it) as a value of `kind`, or CodecError."""
     try:
-        return cast(_T, _decode(kind, raw, "the payload"))
+        return cast(_T, _decode(kind, raw, "payload"))
     except RecursionError as deep:
         raise CodecError("a value nested too deep") from deep
 
@@ -79,12 +79,15 @@ def _decode(kind: Any, raw: object, where: str) -> object:
             return raw
         raise CodecError(f"{raw!r} is none of {list(args)} ({where})")
     if origin in (Union, types.UnionType):
+        errors: list[CodecError] = []
         for arm in args:
             try:
                 return _decode(arm, raw, where)
-            except CodecError:
-                continue
-        raise _fail(raw, " or ".join(getattr(a, "__name__", str(a)) for a in args), where)
+            except CodecError as bad:
+                errors.append(bad)
+        # What the value is wrong as, where it is not None: its own arm's reason.
+        raise next((e for a, e in zip(args, errors, strict=True) if a is not type(None)),
+                   errors[0])
     if kind is type(None):
         if raw is None:
             return None

@@ -1,19 +1,33 @@
-"""The content key's index of digests by stat: the same key as hashing every file, a
-file's digest reused only while its stat is the one kept, and a racily fresh or changed
-file always hashed again."""
+"""The cache's index of digests by stat: the same key of a tree's model as hashing every
+file, a file's digest reused only while its stat is the one kept, and a racily fresh or
+changed file always hashed again."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.tree import cache as cache_module
-from nemo_rl_workers.tree import content_key
-from nemo_rl_workers.tree.cache import FORMAT, ContentCache, checksum
-from nemo_rl_workers.tree.content_key import DigestIndex, tree_content_key
+from nemo_rl_workers.cache import digest as digest_module
+from nemo_rl_workers.cache.digest import INDEX, IndexInputs
+from nemo_rl_workers.cache.key import digest_of
+from nemo_rl_workers.cache.store import Store
+from nemo_rl_workers.guard.driver_model import DRIVERS
+from nemo_rl_workers.tree.model_inputs import TreeInputs, tree_inputs
+from nemo_rl_workers.tree.stage import REVISION
+
+ContentCache = Store
+checksum = digest_of
+
+
+def tree_content_key(root: Path, kind: str, store: Store | None = None) -> str:
+    """The key of the tree's model of `kind` (with `store`: through its index)."""
+    keys: dict[str, Callable[[TreeInputs], str]] = {"revision": REVISION.key,
+                                                    "guard-drivers": DRIVERS.key}
+    return keys[kind](tree_inputs(root, store))
 
 
 @pytest.fixture()
@@ -34,23 +48,23 @@ def store(tmp_path: Path) -> ContentCache:
 def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files read for their digest (the guarded reader's calls, counted)."""
     seen: list[str] = []
-    real = cache_module.guarded_digest
+    real = digest_module.file_digest
 
     def counting(path: Path, limit: int) -> str:
         seen.append(path.name)
         return real(path, limit)
 
-    monkeypatch.setattr(content_key, "guarded_digest", counting)
+    monkeypatch.setattr(digest_module, "file_digest", counting)
     return seen
 
 
 def _no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
     # The files a test writes are seconds old at most: git's racy window would keep none.
-    monkeypatch.setattr(content_key, "RACY_NS", 0)
+    monkeypatch.setattr(digest_module, "RACY_NS", 0)
 
 
 def _index_entry(store: ContentCache, root: Path) -> Path:
-    return store.folder / f"v{FORMAT}" / f"{DigestIndex.of(None, root).name}.json"
+    return store.entry_path(INDEX.key(IndexInputs(str(root))))
 
 
 def test_the_key_is_the_same_with_the_index_as_without(
@@ -115,7 +129,7 @@ def test_a_damaged_index_never_changes_the_key(
     stored = json.loads(entry.read_text())
     files = stored["payload"]["files"]
     if damage == "not json":
-        entry.write_text("{\"format\": 1, \"key\"")
+        entry.write_text("{\"format\": 2, \"key\"")
     elif damage == "wrong digest, checksum kept":
         # An entry a user edited by hand, its checksum made to fit: a stale stat cannot
         # match a file that has changed since, and an unchanged file keeps its bytes'
