@@ -17,7 +17,8 @@ from tests.structure.test_import_cycles import import_graph
 # `errors` (the exception catalogue every layer raises) are the floor.
 LAYERS = (
     ("nemo_rl_workers", "nemo_rl_workers.errors", "nemo_rl_workers.lazy"),
-    ("nemo_rl_workers.reading",),
+    # Guarded reading, and the one cache (its store reads and writes through it).
+    ("nemo_rl_workers.reading", "nemo_rl_workers.cache"),
     ("nemo_rl_workers.model",),
     # The tree stage: the model of a NeMo-RL tree, which every check reads.
     ("nemo_rl_workers.tree",),
