@@ -63,10 +63,11 @@ def _pair(first: Callable[[Path], object], name: str) -> tuple[list[float], list
 
 
 def _judge(cache_folder: Path) -> object:
-    from nemo_rl_workers.checks.static_cache import StaticCache
+    from nemo_rl_workers.cache.store import Store
     from nemo_rl_workers.checks.static_check import judge
+    from nemo_rl_workers.checks.static_kept import KeptVerdicts
 
-    reports = judge(_subjects(), cache=StaticCache.open(cache_folder))
+    reports = judge(_subjects(), cache=KeptVerdicts(Store.open(cache_folder)))
     return [(r.subject.fqn, r.ok, r.unusable) for r in reports]
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_support import REPO, VENV_BIN, print_table, ratio, run_child
-from nemo_rl_workers.tree.content_key import RACY_NS
+from nemo_rl_workers.cache.digest import RACY_NS
 
 TREE = REPO.parent / "shared" / "corpus" / "nemo-rl"
 USER = REPO / "tests" / "guard" / "user"

@@ -1,8 +1,8 @@
 """Answers derived from a tree's model and one config, kept with the model.
 
-Two answers make up most of a cached `check`'s time, and both are kept in the content
-cache that holds the model (`Revision.answers`), under keys that extend its content key
-(`Revision.key`: every module of the tree and this program's own code):
+Each is a computation of the cache (`cache.key.Computation`) whose inputs start with the
+model's key (`Revision.key`: every module of the tree and this program's own code), kept
+in the store that holds the model (`Revision.answers`):
 
 - the config's load (`KeptLoads`: each file's parse and the resolution, asked by
   `reading.load_answers`' questions, under the installed distributions too: the
@@ -11,42 +11,93 @@ cache that holds the model (`Revision.answers`), under keys that extend its cont
   computes (`cached_world_size`);
 - the audit's findings the config reaches (`cached_findings`: without `--no-verify`), which
   also depend on what the audit reads beyond the package (the tree's entry scripts, the
-  installed stubs), hashed into their key.
+  installed stubs), digested into their inputs.
 
 Running the rules means walking the algorithm's `setup` and the drivers' constructors in the
 source model: most of a cached `check`'s time if done on every run. The verdicts depend
-on the tree (its model's content key, `Revision.key`, which covers every module and this
-program's own code), the loaded config (its canonical JSON: the `defaults:` chain and
-the overrides already applied), the sections judged, and the environment variables the
-walk read. The last are known only once it ran: an entry records each one's value, and
-is used only where the process's are the same (the entry is then replaced).
+on the tree, the loaded config (its canonical JSON: the `defaults:` chain and the
+overrides already applied), the sections judged, the entry's algorithm, and the
+environment variables the walk read. The last are known only once it ran: an entry
+records each one's value, and is used only where the process's are the same (the entry
+is then replaced).
 
 An entry that is damaged or not of its type is ignored with one line, as every cache
-entry is (`tree.cache`); a config JSON cannot hold exactly (an integer key) is judged
+entry is (`cache.store`); a config JSON cannot hold exactly (an integer key) is judged
 afresh.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from nemo_rl_workers.cache.digest import FileDigests, digests
+from nemo_rl_workers.cache.key import Computation
+from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.errors import Problem
+from nemo_rl_workers.reading.load_answers import KeptParse, KeptResolution
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
 
-_KIND = "tree-rules"
-_LOADS = "config-load"
-_FINDINGS = "scoped-findings"
-_WORLD = "world-size"
-_FIELDS = 7  # a problem's path, expected, given, message, rule, file, line
+Environ = Mapping[str, str | None]  # each variable read, and its value (None: unset)
+
+
+@dataclass(frozen=True)
+class LoadInputs:
+    model: str  # the tree model's key
+    libraries: str  # the installed distributions that parse and resolve
+    question: str  # `load_answers`' question
+
+
+@dataclass(frozen=True)
+class ConfigInputs:
+    """What the answers on one config depend on (beside the variables their making read)."""
+
+    model: str  # the tree model's key
+    config: str  # the loaded config's canonical JSON
+    sections: tuple[tuple[str, str], ...]  # (section path, driver) judged
+    algorithm: str | None  # the entry's: the same config, another setup
+
+
+@dataclass(frozen=True)
+class FindingsInputs:
+    config: ConfigInputs
+    unlisted: tuple[str, ...]  # what the audit's inputs could not list
+    files: FileDigests  # what the audit reads beyond the package
+
+
+@dataclass(frozen=True)
+class KeptRuleVerdicts:
+    problems: tuple[Problem, ...]
+    undecided: tuple[str, ...]
+    environ: Environ
+
+
+@dataclass(frozen=True)
+class KeptWorldSize:
+    size: int | None
+    how: str | None
+    environ: Environ
+
+
+@dataclass(frozen=True)
+class KeptFindings:
+    lines: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+CONFIG_PARSE = Computation("config-parse", LoadInputs, KeptParse)
+CONFIG_RESOLUTION = Computation("config-resolution", LoadInputs, KeptResolution)
+TREE_RULES = Computation("tree-rules", ConfigInputs, KeptRuleVerdicts)
+WORLD_SIZE = Computation("world-size", ConfigInputs, KeptWorldSize)
+SCOPED_FINDINGS = Computation("scoped-findings", FindingsInputs, KeptFindings,
+                              "findings")
 
 
 class ReadEnviron(Mapping[str, str]):
@@ -75,38 +126,43 @@ class ReadEnviron(Mapping[str, str]):
         return len(self.base)
 
 
+_Load = TypeVar("_Load", KeptParse, KeptResolution)
+
+
 class KeptLoads:
-    """`reading.load_answers.LoadAnswers` in the model's cache: a config's parses and
+    """`reading.load_answers.LoadAnswers` in the model's store: a config's parses and
     resolution. Lines about entries not trusted are in `notes`."""
 
-    def __init__(self, revision: Revision) -> None:
+    def __init__(self, revision: Revision, store: Store, model: str) -> None:
         self.revision = revision
+        self.store = store
+        self.model = model
         self.notes: list[str] = []
 
     @classmethod
     def of(cls, revision: Revision | None) -> KeptLoads | None:
         if revision is None or revision.key is None or revision.answers is None:
             return None
-        return cls(revision)
+        return cls(revision, revision.answers, revision.key)
 
-    def _key(self, question: str) -> str:
-        return hashlib.sha256(f"{_LOADS}\0{self.revision.key}\0{_libraries()}\0{question}"
-                              .encode()).hexdigest()
+    def get(self, question: str, kind: type[_Load]) -> _Load | None:
+        computation: Computation[LoadInputs, _Load] = _LOADS[kind]
+        inputs = LoadInputs(self.model, _libraries(), question)
+        got = self.store.get(computation, inputs)
+        if got.ignored is not None:
+            self.notes.append(f"cache entry {self.store.describe(computation.key(inputs))} "
+                              f"{got.ignored}; ignored, the config is loaded again")
+        return got.payload
 
-    def get(self, question: str) -> dict[str, Any] | None:
-        cache = self.revision.answers
-        if cache is None:
-            return None
-        key = self._key(question)
-        loaded = cache.load_entry(key)
-        if loaded.ignored is not None:
-            self.notes.append(f"cache entry {cache.describe(key)} {loaded.ignored}; "
-                              "ignored, the config is loaded again")
-        return loaded.payload
+    def put(self, question: str, answer: KeptParse | KeptResolution) -> None:
+        inputs = LoadInputs(self.model, _libraries(), question)
+        if isinstance(answer, KeptParse):
+            self.store.put(CONFIG_PARSE, inputs, answer)
+        else:
+            self.store.put(CONFIG_RESOLUTION, inputs, answer)
 
-    def put(self, question: str, answer: dict[str, Any]) -> None:
-        if self.revision.answers is not None:
-            self.revision.answers.store(self._key(question), answer)
+
+_LOADS: dict[type[Any], Any] = {KeptParse: CONFIG_PARSE, KeptResolution: CONFIG_RESOLUTION}
 
 
 @functools.cache
@@ -119,25 +175,23 @@ def _libraries() -> str:
     return installed_fingerprint(ImportRoots.of_this_interpreter())
 
 
-def answer_key(revision: Revision, config: Mapping[str, Any],
-               sections: Sequence[tuple[str, str]]) -> str | None:
-    """The entry's key, or None where no entry can be kept (no cache; a config the
-    canonical JSON cannot hold)."""
+def config_inputs(revision: Revision, config: Mapping[str, Any],
+                  sections: Sequence[tuple[str, str]]) -> ConfigInputs | None:
+    """The inputs of an answer on `config`, or None where no entry can be kept (no cache;
+    a config the canonical JSON cannot hold)."""
     from nemo_rl_workers.reading.load_answers import storable
 
     if revision.key is None or revision.answers is None or not storable(dict(config)):
         return None  # JSON would not tell an integer key from its string
     from nemo_rl_workers.checks.entry_sections import chosen_algorithm
 
-    try:  # the entry's algorithm is part of the question (the same config, another setup)
-        question = json.dumps([dict(config), [list(s) for s in sections],
-                               chosen_algorithm()], sort_keys=True,
-                              ensure_ascii=True, allow_nan=True, default=repr)
+    try:
+        text = json.dumps(dict(config), sort_keys=True, ensure_ascii=True, allow_nan=True,
+                          default=repr)
     except (TypeError, ValueError, RecursionError):  # keys of mixed types, a cycle
         return None
-    digest = hashlib.sha256(f"{_KIND}\0{revision.key}\0".encode())
-    digest.update(question.encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+    return ConfigInputs(revision.key, text, tuple((p, d) for p, d in sections),
+                        chosen_algorithm())
 
 
 @dataclass
@@ -158,12 +212,14 @@ def cached_verdicts(revision: Revision, config: Mapping[str, Any],
                     ) -> tuple[Verdicts, list[str]]:
     """The verdicts from the entry that holds them for this process's environment, else
     `judge`'s, stored; second, the line about an entry not trusted, if any."""
-    def made(environ: Mapping[str, str]) -> tuple[Verdicts, dict[str, Any], Iterable[str]]:
-        verdicts, shown = judge(environ)
-        return verdicts, _verdicts_payload(verdicts), shown
+    def made(environ: Mapping[str, str]) -> tuple[Verdicts, Iterable[str]]:
+        return judge(environ)
 
-    return _by_environment(answer_key(revision, config, sections), revision, made,
-                           _verdicts_from, "the tree's own rules are run again")
+    return _by_environment(
+        TREE_RULES, config_inputs(revision, config, sections), revision, made,
+        lambda v, env: KeptRuleVerdicts(tuple(v.problems), tuple(v.undecided), env),
+        lambda kept: Verdicts(list(kept.problems), list(kept.undecided)),
+        "the tree's own rules are run again")
 
 
 def cached_world_size(revision: Revision, config: Mapping[str, Any],
@@ -172,93 +228,47 @@ def cached_world_size(revision: Revision, config: Mapping[str, Any],
     """The world size the tree's setup computes for the config, and how (`size`'s
     answer), kept as the rules' verdicts are: it walks the same setup."""
     def made(environ: Mapping[str, str]
-             ) -> tuple[tuple[int | None, str | None], dict[str, Any], Iterable[str]]:
-        found = size(environ)
-        return found, {"size": found[0], "how": found[1]}, ()
+             ) -> tuple[tuple[int | None, str | None], Iterable[str]]:
+        return size(environ), ()
 
-    base = answer_key(revision, config, ())
-    key = None if base is None else hashlib.sha256(f"{_WORLD}\0{base}".encode()).hexdigest()
-    return _by_environment(key, revision, made, _size_from, "the world size is computed again")
+    return _by_environment(
+        WORLD_SIZE, config_inputs(revision, config, ()), revision, made,
+        lambda found, env: KeptWorldSize(found[0], found[1], env),
+        lambda kept: (kept.size, kept.how), "the world size is computed again")
 
 
 _T = TypeVar("_T")
+_K = TypeVar("_K", KeptRuleVerdicts, KeptWorldSize)
 
 
-def _by_environment(key: str | None, revision: Revision,
-                    made: Callable[[Mapping[str, str]], tuple[_T, dict[str, Any], Iterable[str]]],
-                    decode: Callable[[Mapping[str, Any]], _T], again: str
-                    ) -> tuple[_T, list[str]]:
+def _by_environment(computation: Computation[ConfigInputs, _K], inputs: ConfigInputs | None,
+                    revision: Revision,
+                    made: Callable[[Mapping[str, str]], tuple[_T, Iterable[str]]],
+                    kept: Callable[[_T, Environ], _K], answer: Callable[[_K], _T],
+                    again: str) -> tuple[_T, list[str]]:
     """An answer that depends on the environment variables its making read: from the
-    entry at `key` where each of them has the value it had, else made (on a recording
+    entry for `inputs` where each of them has the value it had, else made (on a recording
     environment) and stored with them; second, the line about an entry not trusted."""
-    cache = revision.answers
-    if key is None or cache is None:
+    store = revision.answers
+    if inputs is None or store is None:
         return made(os.environ)[0], []
-    note = ""
-    loaded = cache.load_entry(key)
-    if loaded.payload is not None:
-        try:
-            same = _same_environment(loaded.payload.get("environ"))
-            if same:
-                return decode(loaded.payload), []
-        except ValueError as bad:
-            note = f"holds a damaged answer ({bad})"
-    elif loaded.ignored is not None:
-        note = loaded.ignored
+    got = store.get(computation, inputs)
+    if got.payload is not None and _same_environment(got.payload.environ):
+        return answer(got.payload), []
     environ = ReadEnviron(os.environ)
-    answer, payload, shown = made(environ)
+    found, shown = made(environ)
     if not environ.whole:
         for name in shown:
             environ.read.setdefault(name, os.environ.get(name))
-        cache.store(key, {**payload, "environ": dict(environ.read)})
-    return answer, ([f"cache entry {cache.describe(key)} {note}; ignored, {again}"]
-                    if note else [])
+        store.put(computation, inputs, kept(found, dict(environ.read)))
+    note = got.ignored
+    return found, ([f"cache entry {store.describe(computation.key(inputs))} {note}; "
+                    f"ignored, {again}"] if note is not None else [])
 
 
-def _same_environment(environ: object) -> bool:
-    """Whether this process's environment gives each recorded variable its recorded value;
-    ValueError for a record of another shape."""
-    if not isinstance(environ, dict) or not all(
-            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in environ.items()):
-        raise ValueError("an environment of another shape")
+def _same_environment(environ: Environ) -> bool:
+    """Whether this process's environment gives each recorded variable its recorded value."""
     return all(os.environ.get(name) == value for name, value in environ.items())
-
-
-def _verdicts_payload(verdicts: Verdicts) -> dict[str, Any]:
-    return {"undecided": list(verdicts.undecided),
-            "problems": [[p.path, p.expected, p.given, p.message, p.rule, p.file, p.line]
-                         for p in verdicts.problems]}
-
-
-def _verdicts_from(payload: Mapping[str, Any]) -> Verdicts:
-    """The stored verdicts; ValueError for a payload `_verdicts_payload` does not write."""
-    undecided = payload.get("undecided")
-    problems = payload.get("problems")
-    if not isinstance(undecided, list) or not all(isinstance(u, str) for u in undecided):
-        raise ValueError("undecided lines of another shape")
-    if not isinstance(problems, list):
-        raise ValueError("problems of another shape")
-    return Verdicts(problems=[_problem(item) for item in problems], undecided=list(undecided))
-
-
-def _size_from(payload: Mapping[str, Any]) -> tuple[int | None, str | None]:
-    size, how = payload.get("size"), payload.get("how")
-    if not (size is None or (isinstance(size, int) and not isinstance(size, bool))) or \
-            not (how is None or isinstance(how, str)):
-        raise ValueError("a world size of another shape")
-    return size, how
-
-
-def _problem(item: object) -> Problem:
-    if not isinstance(item, list) or len(item) != _FIELDS:
-        raise ValueError("a problem of another shape")
-    path, expected, given, message, rule, file, line = item
-    if not all(isinstance(text, str) for text in (path, expected, given, message, rule)):
-        raise ValueError("a problem's text is not a string")
-    if not (file is None or isinstance(file, str)) or not (
-            line is None or (isinstance(line, int) and not isinstance(line, bool))):
-        raise ValueError("a problem's place is not a file and line")
-    return Problem(path, expected, given, message, rule, file, line)
 
 
 def cached_findings(revision: Revision, config: Mapping[str, Any],
@@ -267,35 +277,24 @@ def cached_findings(revision: Revision, config: Mapping[str, Any],
     """`scope()`'s lines (the findings reached, the notes on those left out), from the
     entry that holds them, else made and stored; third, the line about an entry not
     trusted, if any. The audit behind them is the tree's (its files are in the model's
-    key) and what it reads beside the package (hashed here); the lines depend on the
+    key) and what it reads beside the package (digested here); the lines depend on the
     config's values alone, and on which sections it starts (made from the same)."""
-    base = answer_key(revision, config, ())
-    cache = revision.answers
-    if base is None or cache is None or revision.root is None:
+    asked = config_inputs(revision, config, ())
+    store = revision.answers
+    if asked is None or store is None or revision.root is None:
         return (*scope(), [])
     from nemo_rl_workers.checks.audit.run import audit_inputs
-    from nemo_rl_workers.tree.cache import digest_files
     from nemo_rl_workers.tree.source import MAX_SOURCE_BYTES, SourceProblem
 
     problems: list[SourceProblem] = []  # what could not be listed is part of the audit too
     files = audit_inputs(Path(revision.root), problems=problems)
-    digest = hashlib.sha256(f"{_FINDINGS}\0{base}\0{[str(p) for p in problems]}\0".encode(
-        "utf-8", "surrogateescape"))
-    digest_files(digest, files, MAX_SOURCE_BYTES)
-    key = digest.hexdigest()
-    loaded = cache.load_entry(key)
-    why = loaded.ignored
-    if loaded.payload is not None:
-        lines, notes = loaded.payload.get("lines"), loaded.payload.get("notes")
-        if _strings(lines) and _strings(notes):
-            return list(lines), list(notes), []
-        why = "holds damaged findings (lines of another shape)"
+    inputs = FindingsInputs(asked, tuple(str(p) for p in problems),
+                            digests(files, MAX_SOURCE_BYTES))
+    got = store.get(SCOPED_FINDINGS, inputs)
+    if got.payload is not None:
+        return list(got.payload.lines), list(got.payload.notes), []
     lines, notes = scope()
-    cache.store(key, {"lines": lines, "notes": notes})
-    said = [f"cache entry {cache.describe(key)} {why}; ignored, the audit's findings are "
-            "scoped again"] if why is not None else []
+    store.put(SCOPED_FINDINGS, inputs, KeptFindings(tuple(lines), tuple(notes)))
+    said = [f"cache entry {store.describe(SCOPED_FINDINGS.key(inputs))} {got.ignored}; "
+            "ignored, the audit's findings are scoped again"] if got.ignored is not None else []
     return lines, notes, said
-
-
-def _strings(value: object) -> TypeGuard[list[str]]:
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)

@@ -406,7 +406,7 @@ def _clean(message: str, subjects: Sequence[Subject], probe: _Probe) -> str:
 
 
 class VerdictCache(Protocol):
-    """What `judge` asks of a cache (`static_cache.StaticCache` is one): answer what it
+    """What `judge` asks of a cache (`static_kept.KeptVerdicts` is one): answer what it
     validly holds, run `_judge_located` for the rest. A Protocol, so this module needs no
     import of the cache, which imports it."""
 

@@ -1,4 +1,4 @@
-"""Every file a static verdict depends on, for keying the cache of `static_cache`.
+"""Every file a static verdict depends on, for keying its cache entry (`static_kept`).
 
 The checker reads the probe, the class's module and everything it imports, the Protocols'
 modules and theirs, stubs (`.pyi` beside a module, `<name>-stubs` packages), and the
@@ -11,25 +11,28 @@ module is read as `static_imports` reads it: bounded, so one over the cap is nev
 Files under a `site-packages` folder are not walked (torch alone is thousands of files):
 each installed distribution is keyed by its `RECORD` file instead (pip rewrites it on
 every install, upgrade or removal), so installing another version changes the key;
-editing an installed file in place does not (the guide says so).
+editing an installed file in place does not (the guide says so). Each file is keyed by
+the one file digest (`cache.digest.file_digest`), read through the guarded reader up to
+`MAX_INPUT_BYTES`: a larger one is keyed by its refusal.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nemo_rl_workers.cache.digest import file_digest
 from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
 from nemo_rl_workers.checks.static_imports import with_parents
 from nemo_rl_workers.tree.source.lookup import RootListing
 from nemo_rl_workers.tree.source.outline import module_imports
 
 _STDLIB = set(sys.stdlib_module_names) | {"__future__"}
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 def _installed(path: Path) -> bool:
@@ -39,7 +42,7 @@ def _installed(path: Path) -> bool:
 @dataclass
 class Manifest:
     """What one verdict read: module name -> its file (None when unresolved), and
-    file -> sha256 of its bytes (None when unreadable)."""
+    file -> its digest (`file_digest`: "refused:<why>" for one the reader refuses)."""
 
     modules: dict[str, str | None] = field(default_factory=dict)
     files: dict[str, str | None] = field(default_factory=dict)
@@ -47,26 +50,6 @@ class Manifest:
     def as_json(self) -> dict[str, dict[str, str | None]]:
         return {"modules": dict(sorted(self.modules.items())),
                 "files": dict(sorted(self.files.items()))}
-
-
-def file_digest(path: Path) -> str | None:
-    """sha256 of the file's bytes; None when it is missing, unreadable or not a regular
-    file (a FIFO is never waited on)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 class Resolver:
@@ -118,7 +101,7 @@ class Resolver:
 
     def digest(self, file: str) -> str | None:
         if file not in self._digests:
-            self._digests[file] = file_digest(Path(file))
+            self._digests[file] = file_digest(Path(file), MAX_INPUT_BYTES)
         return self._digests[file]
 
 
@@ -174,5 +157,6 @@ def installed_fingerprint(roots: ImportRoots) -> str:
                     stamp = "-"
                 digest.update(f"{entry}/{name}={stamp}\n".encode())
             elif name.endswith(".pth"):
-                digest.update(f"{entry}/{name}={file_digest(base / name)}\n".encode())
+                digest.update(f"{entry}/{name}={file_digest(base / name, MAX_INPUT_BYTES)}\n"
+                              .encode())
     return digest.hexdigest()

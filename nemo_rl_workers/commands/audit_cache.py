@@ -1,40 +1,62 @@
 """`audit` answered from the cache when nothing it reads has changed.
 
-An audit reads every `.py`/`.pyi` file of the checkout's `nemo_rl` package, of its entry
-scripts (`examples/`), of each `--path` root and of the installed stub folders
+An audit's answer is the computation `AUDIT` of its declared inputs (`AuditInputs`): the
+bytes of every `.py`/`.pyi` file of the checkout's `nemo_rl` package, of its entry scripts
+(`examples/`), of each `--path` root and of the installed stub folders
 (`audit.run.audit_inputs` lists them, as the audit's `read_tree` reads them), the
 baseline when one is given, the installed vllm-stubs' manifests (vLLM's extension rule),
 the checkout's `pyproject.toml` (its vLLM pin) and each config given as an EXTENSION
-(with its `defaults:` chain and the environment variables it interpolates). The entry's
-key (`tree.content_key.content_key`, the one digest every cache keys by) covers the bytes
-of those files, this program's own code and the interpreter, with what the audit takes
-from the rest: the pin and each config's extension FQNs (read again on every run, as the
-audit reads them), the command's arguments, the working folder (paths are shown from
-it), whether the output is coloured (a terminal, `NO_COLOR`) and the installed
-distributions. The entry holds what the audit wrote (stdout, stderr) and its exit code.
-An audit that found the tree unusable (exit 2) or wrote a file (a baseline, Protocols)
-is not stored. Entries are `static_cache`'s: checksummed, written whole, never trusted
-when damaged.
+(what the audit takes of it: the extension FQNs its merged `defaults:` chain names, read
+again on every run, as the audit reads them), the command's arguments, the working
+folder (paths are shown from it), whether the output is coloured (a terminal,
+`NO_COLOR`), the installed distributions, this program's code and the interpreter. The
+entry holds what the audit wrote (stdout, stderr) and its exit code. An audit that found
+the tree unusable (exit 2) or wrote a file (a baseline, Protocols) is not stored.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from nemo_rl_workers.checks.static_cache import StaticCache
+from nemo_rl_workers.cache.digest import FileDigests, digests, file_digest, program_digest
+from nemo_rl_workers.cache.key import Computation
+from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.checks.static_inputs import installed_fingerprint
 from nemo_rl_workers.commands.cache import open_cache
 from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
 from nemo_rl_workers.findings.report import use_color
-from nemo_rl_workers.tree.cache import guarded_digest, own_files
-from nemo_rl_workers.tree.content_key import content_key
 
-__all__ = ["audit_key", "own_files", "run_audit_cached"]
+
+@dataclass(frozen=True)
+class AuditInputs:
+    arguments: str  # the command's, as JSON (the cache's own flags left out)
+    folder: str  # the working folder: paths are shown from it
+    color: bool
+    python: str
+    installed: str  # the installed distributions (`installed_fingerprint`)
+    extensions: tuple[tuple[str, str], ...]  # each EXTENSION config's (FQN, origin)
+    pin: tuple[str | None, str | None]  # the checkout's vLLM pin, or why it is unknown
+    manifests: tuple[tuple[str, str, str], ...]  # vllm-stubs' (version, file, digest)
+    unlisted: tuple[str, ...]  # what could not be listed
+    files: FileDigests  # every file the audit reads
+    program: str  # this program's code and the interpreter
+
+
+@dataclass(frozen=True)
+class AuditAnswer:
+    exit: int
+    stdout: str
+    stderr: str
+
+
+AUDIT = Computation("audit", AuditInputs, AuditAnswer)
 
 
 class _Captured(io.StringIO):
@@ -50,8 +72,8 @@ class _Captured(io.StringIO):
         return bool(isatty and isatty())
 
 
-def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
-    """The entry's key, or None when the tree or an EXTENSION argument cannot be used (the
+def audit_inputs_of(args: argparse.Namespace, out: TextIO) -> AuditInputs | None:
+    """The audit's inputs, or None when the tree or an EXTENSION argument cannot be used (the
     audit reports why)."""
     from nemo_rl_workers.checks.audit.extensions import UnusableExtension, extensions_from_args
     from nemo_rl_workers.checks.audit.run import UnusableTree, audit_inputs, checkout_root
@@ -61,7 +83,7 @@ def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
         installed_manifests,
     )
     from nemo_rl_workers.tree.checkout import project_pin
-    from nemo_rl_workers.tree.source.reading import SourceProblem
+    from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES, SourceProblem
 
     try:
         checkout = checkout_root(Path(args.nemo_rl))
@@ -75,13 +97,16 @@ def audit_key(args: argparse.Namespace, out: TextIO) -> str | None:
     if args.baseline:
         files.append(Path(args.baseline))
     # vLLM's extension rule, each manifest under the limit its reader reads it with.
-    manifests = [(version, str(path), guarded_digest(path, MAX_MANIFEST_BYTES))
-                 for version, path in sorted(installed_manifests().items())]
+    manifests = tuple((version, str(path), file_digest(path, MAX_MANIFEST_BYTES))
+                      for version, path in sorted(installed_manifests().items()))
     given = {k: v for k, v in sorted(vars(args).items()) if k not in ("cache_dir", "no_cache")}
-    question = (given, os.getcwd(), use_color(out), sys.executable,
-                installed_fingerprint(ImportRoots.of_this_interpreter()), extensions,
-                project_pin(checkout), manifests, [str(p) for p in problems])
-    return content_key("audit", question, files)
+    return AuditInputs(
+        arguments=json.dumps(given, sort_keys=True, default=repr), folder=os.getcwd(),
+        color=use_color(out), python=sys.executable,
+        installed=installed_fingerprint(ImportRoots.of_this_interpreter()),
+        extensions=tuple(extensions), pin=project_pin(checkout), manifests=manifests,
+        unlisted=tuple(str(p) for p in problems),
+        files=digests(files, MAX_SOURCE_BYTES), program=program_digest(MAX_SOURCE_BYTES))
 
 
 def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -94,36 +119,28 @@ def run_audit_cached(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     usable, cache = open_cache(args, err)
     if not usable:
         return EXIT_UNUSABLE
-    key = audit_key(args, out) if cache is not None else None
-    if cache is None or key is None:  # (or the tree cannot be read: the audit says why)
+    inputs = audit_inputs_of(args, out) if cache is not None else None
+    if cache is None or inputs is None:  # (or the tree cannot be read: the audit says why)
         return run_audit(args, out, err)
-    hit = _load(cache, key, err)
+    hit = _load(cache, inputs, err)
     if hit is not None:
-        code, stdout, stderr = hit
-        out.write(stdout)
-        err.write(stderr)
-        return code
+        out.write(hit.stdout)
+        err.write(hit.stderr)
+        return hit.exit
     captured_out, captured_err = _Captured(out), _Captured(err)
     code = run_audit(args, captured_out, captured_err)
     out.write(captured_out.getvalue())
     err.write(captured_err.getvalue())
     if code != EXIT_UNUSABLE:
-        cache.store(key, {"exit": code, "stdout": captured_out.getvalue(),
-                          "stderr": captured_err.getvalue()})
+        cache.put(AUDIT, inputs, AuditAnswer(code, captured_out.getvalue(),
+                                             captured_err.getvalue()))
     return code
 
 
-def _load(cache: StaticCache, key: str, err: TextIO) -> tuple[int, str, str] | None:
+def _load(cache: Store, inputs: AuditInputs, err: TextIO) -> AuditAnswer | None:
     """The stored answer, or None; an entry that is there but not trusted is one line."""
-    loaded = cache.load_entry(key)
-    why = loaded.ignored
-    if loaded.payload is not None:
-        payload = loaded.payload
-        code, stdout, stderr = payload.get("exit"), payload.get("stdout"), payload.get("stderr")
-        if isinstance(code, int) and isinstance(stdout, str) and isinstance(stderr, str):
-            return code, stdout, stderr
-        why = "holds a damaged answer"
-    if why is not None:
-        print(f"nemo-rl-workers: warning: cache entry {cache.describe(key)} {why}; ignored, "
-              "the audit runs again", file=err)
-    return None
+    got = cache.get(AUDIT, inputs)
+    if got.ignored is not None:
+        print(f"nemo-rl-workers: warning: cache entry {cache.describe(AUDIT.key(inputs))} "
+              f"{got.ignored}; ignored, the audit runs again", file=err)
+    return got.payload

@@ -1,9 +1,8 @@
 """`--cache-dir DIR` / `--no-cache`: the cache of tree models, audits and static verdicts.
 
 Static verdicts and audit answers live in `.nemo-rl-workers-cache/` of the working folder
-by default; tree models (which every command reads, `check` without `--static` too, and
-which must not leave files in the folder a pre-commit hook runs in) in the user's cache
-folder (`model_cache_dir`). Either is made when its first entry is stored. A `--cache-dir`
+by default; tree models in the user's cache folder (the library's defaults,
+`cache.folder`). Either is made when its first entry is stored. A `--cache-dir`
 that cannot be used (a file, a folder that cannot be created or written) is unusable
 input: one line, exit code 2. A default folder failing only costs speed: one warning line
 when it exists but cannot be used, none when it cannot be made, and the run goes on
@@ -14,29 +13,16 @@ without a cache. An internal error's traceback is written to the same folder
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 if TYPE_CHECKING:
 
+    from nemo_rl_workers.cache.store import Store
     from nemo_rl_workers.checks.config_check import ConfigReport
-    from nemo_rl_workers.checks.static_cache import StaticCache
+    from nemo_rl_workers.checks.static_kept import KeptVerdicts
     from nemo_rl_workers.tree.checkout import Checkout
     from nemo_rl_workers.tree.revision import Revision
-
-
-MODEL_CACHE_ENV = "NEMO_RL_WORKERS_CACHE_DIR"
-
-
-def model_cache_dir() -> str:
-    """Where tree models are kept without `--cache-dir`: `$NEMO_RL_WORKERS_CACHE_DIR`, else
-    `$XDG_CACHE_HOME/nemo-rl-workers`, else `~/.cache/nemo-rl-workers`."""
-    given = os.environ.get(MODEL_CACHE_ENV)
-    if given:
-        return given
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "nemo-rl-workers")
 
 
 class _CacheDirOnly(argparse.ArgumentParser):
@@ -61,22 +47,25 @@ def given_cache_dir(argv: Sequence[str]) -> str | None:
 def report_dir(argv: Sequence[str]) -> str:
     """Where a file for the user to report (an internal error's traceback) goes: the
     command line's `--cache-dir`, else the user's cache folder (`model_cache_dir`)."""
+    from nemo_rl_workers.cache.folder import model_cache_dir
+
     return given_cache_dir(argv) or model_cache_dir()
 
 
 def open_cache(args: argparse.Namespace, err: TextIO, *,
-               default: str | None = None) -> tuple[bool, StaticCache | None]:
+               default: str | None = None) -> tuple[bool, Store | None]:
     """(usable, cache): usable is False after one line on `err` for a bad `--cache-dir`.
     `default`: the folder used without `--cache-dir` (the working folder's by default)."""
-    from nemo_rl_workers.checks.static_cache import DEFAULT_CACHE_DIR, CacheDirError, StaticCache
+    from nemo_rl_workers.cache.folder import DEFAULT_CACHE_DIR
+    from nemo_rl_workers.cache.store import CacheDirError, Store
 
     if getattr(args, "no_cache", False):
         return True, None
     given: str | None = getattr(args, "cache_dir", None)
     try:
         if given is not None:
-            return True, StaticCache.open(given)
-        return True, StaticCache.open(default or DEFAULT_CACHE_DIR, create=False)
+            return True, Store.open(given)
+        return True, Store.open(default or DEFAULT_CACHE_DIR, create=False)
     except CacheDirError as bad:
         if given is not None:
             print(f"nemo-rl-workers: --cache-dir: {bad}", file=err)
@@ -100,6 +89,7 @@ class Revisions:
         self._found: dict[Checkout | None, Revision] = {}
 
     def __call__(self, checkout: Checkout | None) -> Revision | None:
+        from nemo_rl_workers.cache.folder import model_cache_dir
         from nemo_rl_workers.tree.stage import revision_of
 
         if checkout in self._found:
@@ -125,7 +115,7 @@ def say_cache_notes(reports: Sequence[ConfigReport], err: TextIO) -> None:
         print(f"nemo-rl-workers: warning: {one_line(note)}", file=err)
 
 
-def say_static_notes(cache: StaticCache | None, err: TextIO) -> None:
+def say_static_notes(cache: KeptVerdicts | None, err: TextIO) -> None:
     """The lines about static-verdict entries not trusted, once each."""
     from nemo_rl_workers.errors import one_line
 

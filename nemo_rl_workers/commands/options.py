@@ -280,8 +280,7 @@ AUDIT_ANSWERS = "audit answers"
 def cache_default(kept: str) -> str:
     """The folder `kept` goes to without `--cache-dir`, as `commands.cache` chooses it:
     tree models in the user's cache folder, the others in the working folder's."""
-    from nemo_rl_workers.commands.cache import model_cache_dir
-    from nemo_rl_workers.tree.cache import DEFAULT_CACHE_DIR
+    from nemo_rl_workers.cache.folder import DEFAULT_CACHE_DIR, model_cache_dir
 
     if kept == TREE_MODELS:
         return model_cache_dir()

@@ -17,6 +17,7 @@ from nemo_rl_workers.checks.static_check import (
     checker_command,
     judge,
 )
+from nemo_rl_workers.checks.static_kept import KeptVerdicts
 from nemo_rl_workers.commands.cache import open_cache, say_static_notes
 from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.errors import Problem
@@ -42,9 +43,10 @@ def add_static_problems(
 
     if checker_missing(checker, err):
         return False
-    usable, cache = open_cache(options or argparse.Namespace(no_cache=True), err)
+    usable, store = open_cache(options or argparse.Namespace(no_cache=True), err)
     if not usable:
         return False
+    cache = KeptVerdicts(store) if store is not None else None
     wanted: dict[str, dict[Subject, None]] = defaultdict(dict)  # python -> subjects
     # A section another NeMo-RL tree starts is judged against that tree's driver calls
     # (the audit's findings, scoped to the config), not against this project's Protocols.

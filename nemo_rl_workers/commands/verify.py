@@ -72,14 +72,16 @@ def _verify_static(args: argparse.Namespace, say: Reporter, judged: Judged) -> i
     """`verify FQN --protocol P --static`: judge one class from its source (taken from the
     NeMo-RL tree `judged` names first, against that tree's Protocol where it has one)."""
     from nemo_rl_workers.checks.static_check import ProtocolSpec, ProtocolText, Subject, judge
+    from nemo_rl_workers.checks.static_kept import KeptVerdicts
     from nemo_rl_workers.commands.cache import open_cache, say_static_notes
     from nemo_rl_workers.commands.static import checker_missing
 
     if checker_missing(args.checker, say.err):
         return EXIT_UNUSABLE
-    usable, cache = open_cache(args, say.err)
+    usable, store = open_cache(args, say.err)
     if not usable:
         return EXIT_UNUSABLE
+    cache = KeptVerdicts(store) if store is not None else None
     tree_root = judged.tree_root
     tree_protocol = judged.protocol
     if tree_protocol is not None:

@@ -14,12 +14,12 @@ the driver and default worker it is of (the workers' interpreter checks the clas
 against one with `contracts`).
 
 Built once from source (`read_tree`, `DriverReader`, `audit.rules.check`), the costly
-part, and stored in the content cache (`tree.cache`, the folder every command uses,
-`commands.cache.model_cache_dir()`), under a key of its own over the bytes of every
-module of the tree's `nemo_rl` (through the guarded reader: a file it would refuse is
-keyed by its refusal), this program's code and the interpreter; the revision model's
-entry is another. A second process, and a second group in one process, read no source
-of the tree: the class itself is modelled on demand (`guard.class_model`).
+part, and stored in the cache (`cache.store`, in the library's folder for tree models,
+`cache.folder.model_cache_dir()`), as a computation of its own (`DRIVERS`) over the
+inputs of every model of the tree (`tree.model_inputs`: every module of its `nemo_rl`,
+this program's code and the interpreter); the revision model's entry is another. A
+second process, and a second group in one process, read no source of the tree: the class
+itself is modelled on demand (`guard.class_model`).
 
 The key (a stat of every file) is on the way to a program's first worker group, before
 the task in the workers' interpreter can be sent. So the entry last stored or found for
@@ -36,18 +36,19 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.guard import PREFIX
+from nemo_rl_workers.tree.model_inputs import TreeInputs, tree_inputs
 
 if TYPE_CHECKING:
+    from nemo_rl_workers.cache.store import Store
     from nemo_rl_workers.checks.audit.rules import Finding
     from nemo_rl_workers.guard.worker_check import Base
-    from nemo_rl_workers.tree.cache import ContentCache
     from nemo_rl_workers.tree.source import Resolver, SourceTree
 
 PACKAGE = "nemo_rl"
-KIND = "guard-drivers"
 Known = tuple[str, str, str]  # (rule, method, call): a finding the tree's own classes have
 # (a worker class the driver starts, the FQNs of its MRO in the tree, its own findings on
 # the driver's calls): `worker_check.Base` with each finding whole.
@@ -84,13 +85,20 @@ class DriverModel:
     workers: Mapping[str, tuple[OwnWorker, ...]] = field(default_factory=dict)
 
 
-def model_key(root: Path, cache: ContentCache | None = None) -> str:
-    """The entry's key for the tree at `root` (see the module docstring): the revision
-    model's scheme, under this model's own kind (unchanged files' digests from `cache`'s
-    index)."""
-    from nemo_rl_workers.tree.content_key import tree_content_key
+@dataclass(frozen=True)
+class LatestInputs:
+    folder: str  # the tree's
 
-    return tree_content_key(root, KIND, cache)
+
+@dataclass(frozen=True)
+class Latest:
+    key: str  # of the entry last stored or found for the tree
+
+
+def model_key(root: Path, cache: Store | None = None) -> str:
+    """The entry's key for the tree at `root` (see the module docstring); unchanged files'
+    digests come from `cache`'s index."""
+    return DRIVERS.key(tree_inputs(root, cache))
 
 
 def build(root: Path) -> DriverModel:
@@ -176,92 +184,14 @@ def one_module_each(text: str) -> dict[str, str]:
     return out
 
 
-def as_payload(model: DriverModel) -> dict[str, Any]:
-    return {
-        "calls": {name: [[c.driver, c.function, c.method, c.positional, list(c.keywords),
-                          c.open_keywords, c.stream, c.call, c.helper, c.always, c.unswitched]
-                         for c in calls] for name, calls in model.calls.items()},
-        "known": {name: sorted(list(k) for k in known) for name, known in model.known.items()},
-        "protocols": dict(model.protocols),
-        "roles": {name: [list(r) for r in roles] for name, roles in model.roles.items()},
-        "workers": {name: [[fqn, list(mro), sorted(list(k) for k in fails)]
-                           for fqn, mro, fails in workers]
-                    for name, workers in model.workers.items()},
-    }
-
-
-class BadPayload(ValueError):
-    """A stored model that is not what `as_payload` writes."""
-
-
-def from_payload(payload: Mapping[str, Any]) -> DriverModel:
-    """BadPayload when any part is not of its type (the entry is then not trusted)."""
-    try:
-        calls = {
-            str(name): tuple(_call(row) for row in rows)
-            for name, rows in dict(payload["calls"]).items()}
-        known = {
-            str(name): frozenset(_known(row) for row in rows)
-            for name, rows in dict(payload["known"]).items()}
-        protocols = dict(payload["protocols"])
-        roles = {str(name): tuple(_role(row) for row in rows)
-                 for name, rows in dict(payload["roles"]).items()}
-        workers = {str(name): tuple(_worker(row) for row in rows)
-                   for name, rows in dict(payload["workers"]).items()}
-    except BadPayload:
-        raise
-    except (KeyError, TypeError, ValueError) as bad:
-        raise BadPayload(f"{type(bad).__name__}: {bad}") from bad
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in protocols.items()):
-        raise BadPayload("Protocols that are not text")
-    return DriverModel(calls, known, protocols, roles, workers)
-
-
-def _worker(row: object) -> OwnWorker:
-    if not isinstance(row, list) or len(row) != 3:
-        raise BadPayload("a worker of another shape")
-    fqn, mro, fails = row
-    if not isinstance(fqn, str) or not isinstance(mro, list) \
-            or not all(isinstance(m, str) for m in mro) or not isinstance(fails, list):
-        raise BadPayload("a worker field of another type")
-    return fqn, tuple(mro), frozenset(_known(k) for k in fails)
-
-
-def _role(row: object) -> tuple[str, str]:
-    if not isinstance(row, list) or len(row) != 2 or not all(isinstance(t, str) for t in row):
-        raise BadPayload("a role of another shape")
-    return row[0], row[1]
-
-
-def _call(row: object) -> DriverCall:
-    if not isinstance(row, list) or len(row) != 11:
-        raise BadPayload("a call of another shape")
-    driver, function, method, positional, keywords, open_kw, stream, call, helper, always, \
-        unswitched = row
-    texts = (driver, function, method, call, helper)
-    flags = (open_kw, always, unswitched)
-    if not all(isinstance(t, str) for t in texts) or not all(isinstance(f, bool) for f in flags) \
-            or type(positional) is not int or not isinstance(keywords, list) \
-            or not all(isinstance(k, str) for k in keywords) \
-            or not (stream is None or isinstance(stream, bool)):
-        raise BadPayload("a call field of another type")
-    return DriverCall(driver, function, method, positional, tuple(keywords), open_kw, stream,
-                      call, helper, always, unswitched)
-
-
-def _known(row: object) -> Known:
-    if not isinstance(row, list) or len(row) != 3 or not all(isinstance(t, str) for t in row):
-        raise BadPayload("a verdict of another shape")
-    return row[0], row[1], row[2]
-
-
-def _cache() -> Any:
-    """The content cache every command uses, or None (said once) where it cannot be."""
-    from nemo_rl_workers.commands.cache import model_cache_dir
-    from nemo_rl_workers.tree.cache import CacheDirError, ContentCache
+def _cache() -> Store | None:
+    """The store every command uses for tree models, or None (said once) where it cannot
+    be."""
+    from nemo_rl_workers.cache.folder import model_cache_dir
+    from nemo_rl_workers.cache.store import CacheDirError, Store
 
     try:
-        return ContentCache.open(model_cache_dir(), create=False)
+        return Store.open(model_cache_dir(), create=False)
     except CacheDirError as bad:
         print(f"{PREFIX}: {bad}; the tree's drivers are read from source", file=sys.stderr,
               flush=True)
@@ -284,26 +214,21 @@ def safe_protocols(text: str) -> bool:
 @functools.cache
 def driver_model(root: str) -> DriverModel:
     """The model of the tree at `root` (the folder holding its `nemo_rl`): from the
-    content cache where an entry validly holds it, else built and stored; once a process."""
+    store where an entry validly holds it, else built and stored; once a process."""
     path = Path(root)
     cache = _cache()
-    key = model_key(path, cache) if cache is not None else ""
-    if cache is not None:
-        loaded = cache.load_entry(key)
-        if loaded.payload is not None:
-            try:
-                model = from_payload(loaded.payload)
-            except BadPayload as bad:
-                _ignored(cache.describe(key), f"holds a damaged model ({bad})")
-            else:
-                _point(cache, root, key)
-                return model
-        elif loaded.ignored is not None:
-            _ignored(cache.describe(key), loaded.ignored)
-    model = build(path)
-    if cache is not None:
-        cache.store(key, as_payload(model))
+    if cache is None:
+        return build(path)
+    key = model_key(path, cache)
+    got = cache.get_at(DRIVERS, key)
+    if got.payload is not None:
         _point(cache, root, key)
+        return got.payload
+    if got.ignored is not None:
+        _ignored(cache.describe(key), got.ignored)
+    model = build(path)
+    cache.put_at(DRIVERS, key, model)
+    _point(cache, root, key)
     return model
 
 
@@ -314,29 +239,23 @@ def provisional_model(root: str) -> DriverModel | None:
     cache = _cache()
     if cache is None:
         return None
-    pointer = cache.load(_pointer_name(root))
-    key = pointer.get("key") if pointer is not None else None
-    payload = cache.load(key) if isinstance(key, str) and key.isalnum() else None
-    try:
-        return from_payload(payload) if payload is not None else None
-    except BadPayload:
-        return None  # said, and read again, where `driver_model` meets it
+    pointer = cache.get(LATEST, LatestInputs(root)).payload
+    if pointer is None or not pointer.key.isalnum():
+        return None
+    return cache.get_at(DRIVERS, pointer.key).payload  # said, and read again, where
+    # `driver_model` meets a damaged one
 
 
-def _pointer_name(root: str) -> str:
-    import hashlib
-
-    return "latest-" + hashlib.sha256(f"{KIND}\0{root}".encode("utf-8",
-                                                               "surrogateescape")).hexdigest()
-
-
-def _point(cache: Any, root: str, key: str) -> None:
-    name = _pointer_name(root)
-    pointer = cache.load(name)
-    if pointer is None or pointer.get("key") != key:
-        cache.store(name, {"key": key})
+def _point(cache: Store, root: str, key: str) -> None:
+    pointer = cache.get(LATEST, LatestInputs(root)).payload
+    if pointer is None or pointer.key != key:
+        cache.put(LATEST, LatestInputs(root), Latest(key))
 
 
 def _ignored(entry: str, why: str) -> None:
     print(f"{PREFIX}: cache entry {entry} {why}; ignored, the tree is read again",
           file=sys.stderr, flush=True)
+
+
+DRIVERS = Computation("guard-drivers", TreeInputs, DriverModel, "model")
+LATEST = Computation("latest-guard-drivers", LatestInputs, Latest)

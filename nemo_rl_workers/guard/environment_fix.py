@@ -52,13 +52,13 @@ def base_environment_of(fqn: str, tree_root: str) -> BaseEnvironment | None:
 
 def _registry(tree_root: str) -> dict[str, str]:
     """The tree's actor-environment registry, as its model (the revision) holds it."""
-    from nemo_rl_workers.commands.cache import model_cache_dir
-    from nemo_rl_workers.tree.cache import CacheDirError, ContentCache
+    from nemo_rl_workers.cache.folder import model_cache_dir
+    from nemo_rl_workers.cache.store import CacheDirError, Store
     from nemo_rl_workers.tree.checkout import Checkout
     from nemo_rl_workers.tree.stage import revision_of
 
     try:
-        cache: ContentCache | None = ContentCache.open(model_cache_dir(), create=False)
+        cache: Store | None = Store.open(model_cache_dir(), create=False)
     except CacheDirError:  # the guard's driver model says so where it opens it
         cache = None
     return dict(revision_of(Checkout(Path(tree_root), "the guarded run's nemo_rl"),

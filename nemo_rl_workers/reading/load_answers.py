@@ -24,19 +24,36 @@ import json
 import os
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 # `${oc.env:NAME}` and `${oc.env:NAME,default}`; a name OmegaConf's grammar allows quoted.
 _ENV_NAME = re.compile(r"""oc\.env\s*:\s*['"]?([A-Za-z_][A-Za-z0-9_]*)""")
 MAX_DEPTH = 200
 
 
+@dataclass(frozen=True)
+class KeptParse:
+    """A file's parse: its data, and each key's (file, line)."""
+
+    data: dict[str, Any]
+    lines: tuple[tuple[str, str, int], ...]
+
+
+@dataclass(frozen=True)
+class KeptResolution:
+    config: dict[str, Any]
+
+
+_Kept = TypeVar("_Kept", KeptParse, KeptResolution)
+
+
 class LoadAnswers(Protocol):
     """Where load answers are kept, by question (see the module docstring)."""
 
-    def get(self, question: str) -> dict[str, Any] | None: ...
+    def get(self, question: str, kind: type[_Kept]) -> _Kept | None: ...
 
-    def put(self, question: str, answer: dict[str, Any]) -> None: ...
+    def put(self, question: str, answer: KeptParse | KeptResolution) -> None: ...
 
 
 def parse_question(shown: str, text: str) -> str:
@@ -46,28 +63,15 @@ def parse_question(shown: str, text: str) -> str:
     return digest.hexdigest()
 
 
-def parse_answer(data: dict[str, Any], lines: dict[str, tuple[str, int]]
-                 ) -> dict[str, Any] | None:
+def parse_answer(data: dict[str, Any], lines: dict[str, tuple[str, int]]) -> KeptParse | None:
     """What is kept of a parse, or None where it cannot be kept exactly."""
     if not storable(data):
         return None
-    return {"data": data, "lines": [[path, file, line] for path, (file, line) in lines.items()]}
+    return KeptParse(data, tuple((path, file, line) for path, (file, line) in lines.items()))
 
 
-def parse_from(answer: dict[str, Any]
-               ) -> tuple[dict[str, Any], dict[str, tuple[str, int]]] | None:
-    """A kept parse, or None for one of another shape (it is then parsed again)."""
-    data, rows = answer.get("data"), answer.get("lines")
-    if not isinstance(data, dict) or not isinstance(rows, list):
-        return None
-    lines: dict[str, tuple[str, int]] = {}
-    for row in rows:
-        if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)
-                and isinstance(row[1], str) and isinstance(row[2], int)
-                and not isinstance(row[2], bool)):
-            return None
-        lines[row[0]] = (row[1], row[2])
-    return data, lines
+def parse_from(answer: KeptParse) -> tuple[dict[str, Any], dict[str, tuple[str, int]]]:
+    return answer.data, {path: (file, line) for path, file, line in answer.lines}
 
 
 def resolution_question(data: dict[str, Any],
@@ -88,11 +92,6 @@ def resolution_question(data: dict[str, Any],
     digest.update(json.dumps([environ, who], ensure_ascii=True).encode() + b"\0")
     digest.update(json.dumps(data, ensure_ascii=True, allow_nan=True).encode("ascii"))
     return digest.hexdigest()
-
-
-def resolution_from(answer: dict[str, Any]) -> dict[str, Any] | None:
-    config = answer.get("config")
-    return config if isinstance(config, dict) else None
 
 
 def storable(value: object, depth: int = 0) -> bool:

@@ -120,13 +120,17 @@ def _parse(path: Path, shown: str, kept: LoadAnswers | None = None) -> _Parsed:
     text = read_text(path, shown)
     if kept is None:
         return _parse_text(text, shown)
-    from nemo_rl_workers.reading.load_answers import parse_answer, parse_from, parse_question
+    from nemo_rl_workers.reading.load_answers import (
+        KeptParse,
+        parse_answer,
+        parse_from,
+        parse_question,
+    )
 
     question = parse_question(shown, text)
-    answer = kept.get(question)
-    found = parse_from(answer) if answer is not None else None
-    if found is not None:
-        return _Parsed(*found)
+    answer = kept.get(question, KeptParse)
+    if answer is not None:
+        return _Parsed(*parse_from(answer))
     parsed = _parse_text(text, shown)
     stored = parse_answer(parsed.data, parsed.lines)
     if stored is not None:
@@ -647,7 +651,7 @@ def _resolve_kept(
     if kept is None or not _interpolates(data):
         return _resolve(data, shown, needed)
     from nemo_rl_workers.reading.load_answers import (
-        resolution_from,
+        KeptResolution,
         resolution_question,
         storable,
     )
@@ -655,8 +659,8 @@ def _resolve_kept(
     question = resolution_question(data, needed)
     if question is None:
         return _resolve(data, shown, needed)
-    answer = kept.get(question)
-    found = resolution_from(answer) if answer is not None else None
+    answer = kept.get(question, KeptResolution)
+    found = answer.config if answer is not None else None
     if found is not None:
         # What resolving walks first (the budget, which remembers every value read through
         # `${oc.env:...}` so that output redacts it): a kept answer is redacted alike.
@@ -664,7 +668,7 @@ def _resolve_kept(
         return found
     config = _resolve(data, shown, needed)
     if storable(config):
-        kept.put(question, {"config": config})
+        kept.put(question, KeptResolution(config))
     return config
 
 

@@ -2,7 +2,7 @@
 
 Built once from a tree's source (`revision_build`: the same one-pass source model and
 driver reader the audit uses; nothing is imported), kept on disk by the content of every
-file it read (`revision_cache`), opened for a command by `stage.revision_of`: its schema
+file it read (`stage.REVISION`), opened for a command by `stage.revision_of`: its schema
 generation (`dtensor_cfg` with `_v2`, or `automodel_cfg`), where it reads
 `worker_extension_cls_fqn` (the config, the constructor, both), its worker table for
 every role (the config switches that select each class, their defaults as the tree
@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nemo_rl_workers.cache.codec import NOT_STORED
+from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.errors import one_line
-from nemo_rl_workers.tree.cache import ContentCache
 from nemo_rl_workers.tree.cluster_builds import ClusterBuild
 from nemo_rl_workers.tree.conditions import Condition, describe
 from nemo_rl_workers.tree.entry_builds import EntryBuild
@@ -114,8 +115,9 @@ class Revision:
     # (both None without a cache): answers derived from the model and a config (the
     # tree's own rules on it) are kept there under keys that extend this one. Never
     # stored; not part of what the model says.
-    key: str | None = field(default=None, compare=False)
-    answers: ContentCache | None = field(default=None, compare=False, repr=False)
+    key: str | None = field(default=None, compare=False, metadata=NOT_STORED)
+    answers: Store | None = field(default=None, compare=False, repr=False,
+                                  metadata=NOT_STORED)
 
     def label(self) -> str:
         """What the first line of a report names: the tree, its version and commit, its

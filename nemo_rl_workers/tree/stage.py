@@ -1,8 +1,8 @@
 """The tree stage's front door: the revision a command judges against.
 
 `revision_of(checkout, cache, notes)`: the reference without a tree; else the tree's model,
-from the content cache when an entry validly holds it (`revision_cache`), else built from
-source (`revision_build`) and stored (the commands ask once per run and tree: every
+from the store when an entry validly holds it (`REVISION`, keyed by `model_inputs`), else
+built from source (`revision_build`) and stored (the commands ask once per run and tree: every
 config of a `check` shares it). A tree that is no NeMo-RL tree the model can judge (no driver, and
 nothing unread that could hold one) is `UnusableCheckout`: one line, exit code 2.
 """
@@ -10,23 +10,32 @@ nothing unread that could hold one) is `UnusableCheckout`: one line, exit code 2
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
-from nemo_rl_workers.tree.cache import ContentCache
+from nemo_rl_workers.cache.key import Computation
+from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.tree.checkout import PACKAGE, Checkout, UnusableCheckout, project_pin
 from nemo_rl_workers.tree.git_head import head_commit
 from nemo_rl_workers.tree.knowledge import LIBRARY_PACKAGE
+from nemo_rl_workers.tree.model_inputs import TreeInputs, tree_inputs
 from nemo_rl_workers.tree.revision import Revision, reference_revision
-from nemo_rl_workers.tree.revision_cache import (
-    BadPayload,
-    as_payload,
-    from_payload,
-    revision_key,
-)
 from nemo_rl_workers.tree.tree_version import tree_version
 
 
-def revision_of(checkout: Checkout | None, cache: ContentCache | None = None,
+@dataclass(frozen=True)
+class StoredRevision:
+    """A tree's model as stored: None for a tree judged as the reference. What changes
+    without any of its files changing (the commit, the vLLM pin, how the tree was found
+    and is named, the version `package_info.py` states) is read afresh on every run."""
+
+    revision: Revision | None
+
+
+REVISION = Computation("revision", TreeInputs, StoredRevision, "model")
+
+
+def revision_of(checkout: Checkout | None, cache: Store | None = None,
                 notes: list[str] | None = None) -> Revision:
     """The revision to judge (see the module docstring); a line about the cache (an entry
     that was not trusted) is added to `notes` once."""
@@ -44,36 +53,40 @@ def revision_of(checkout: Checkout | None, cache: ContentCache | None = None,
 
 
 def _tree_revision(root: Path, how: str, name: str,
-                   cache: ContentCache | None) -> tuple[Revision, str | None]:
+                   cache: Store | None) -> tuple[Revision, str | None]:
     note: str | None = None
-    key = revision_key(root, cache) if cache is not None else None
-    if cache is not None and key is not None:
-        loaded = cache.load_entry(key)
-        if loaded.payload is not None:
-            pin, project_problem = project_pin(root)
-            try:
-                stored = from_payload(loaded.payload, name=name, root=root, how=how,
-                                      commit=head_commit(root), version=tree_version(root),
-                                      vllm_pin=pin,
-                                      project_problem=project_problem)
-            except BadPayload as bad:
-                note = (f"cache entry {cache.describe(key)} holds a damaged model ({bad}); "
-                        "ignored, the tree is read again")
-            else:
-                return (_as_reference(how) if stored is None
-                        else _kept_under(stored, key, cache)), None
-        elif loaded.ignored is not None:
-            note = (f"cache entry {cache.describe(key)} {loaded.ignored}; ignored, the tree "
-                    "is read again")
+    if cache is None:
+        return _build(root, how, name)[0], None
+    key = REVISION.key(tree_inputs(root, cache))
+    got = cache.get_at(REVISION, key)
+    if got.payload is not None:
+        stored = got.payload.revision
+        if stored is None:
+            return _as_reference(how), None
+        pin, project_problem = project_pin(root)
+        fresh = dataclasses.replace(stored, name=name, root=str(root), how=how,
+                                    commit=head_commit(root), version=tree_version(root),
+                                    vllm_pin=pin, project_problem=project_problem)
+        return _kept_under(fresh, key, cache), None
+    if got.ignored is not None:
+        note = (f"cache entry {cache.describe(key)} {got.ignored}; ignored, the tree "
+                "is read again")
     revision, storable = _build(root, how, name)
-    if cache is not None and key is not None and storable:
-        cache.store(key, as_payload(None if revision.is_reference else revision))
+    if storable:
+        cache.put_at(REVISION, key, StoredRevision(
+            None if revision.is_reference else _stored_part(revision)))
         if not revision.is_reference:
             revision = _kept_under(revision, key, cache)
     return revision, note
 
 
-def _kept_under(revision: Revision, key: str, cache: ContentCache) -> Revision:
+def _stored_part(revision: Revision) -> Revision:
+    """The model without what is read afresh on every run (`StoredRevision`)."""
+    return dataclasses.replace(revision, name="", root=None, how="", commit=None,
+                               version=None, vllm_pin=None, project_problem=None)
+
+
+def _kept_under(revision: Revision, key: str, cache: Store) -> Revision:
     """The model, with where answers derived from it are kept (`Revision.answers`)."""
     return dataclasses.replace(revision, key=key, answers=cache)
 

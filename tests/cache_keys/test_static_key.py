@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.static_cache import StaticCache
+from nemo_rl_workers.cache import digest as digest_module
+from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.checks.static_check import StaticReport, Subject, judge
-from nemo_rl_workers.tree import cache as cache_module
-from nemo_rl_workers.tree import content_key
+from nemo_rl_workers.checks.static_kept import KeptVerdicts
 
 PROTOCOL = """from typing import Protocol
 
@@ -67,14 +67,14 @@ def roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Roots]:
         del sys.modules[name]
 
 
-def _judge(roots: Roots, subjects: list[Subject], cache: StaticCache | None) -> StaticReport:
+def _judge(roots: Roots, subjects: list[Subject], cache: KeptVerdicts | None) -> StaticReport:
     return judge(subjects, checker="pyrefly", protocols=roots.protocols(), cache=cache)[0]
 
 
 def test_the_folders_the_checker_searches_are_in_the_key(roots: Roots, tmp_path: Path) -> None:
     """C judged with D (the checker searches D's folder, which holds C's base) is another
     question than C alone (where C's base is unknown, so the verdict is undecided)."""
-    cache = StaticCache.open(tmp_path / "cache")
+    cache = KeptVerdicts(Store.open(tmp_path / "cache"))
     with_d = _judge(roots, [roots.c, roots.d], cache)
     assert [f.rule for f in with_d.findings] == ["static"]  # Base has no train
     alone = _judge(roots, [roots.c], cache)
@@ -88,12 +88,12 @@ def test_every_module_of_this_program_is_in_the_key(
     """Not a list of the static modules (which fell behind: the source reader's size cap,
     the guarded reader, the distributions' versions are read by others): every module."""
     hashed: set[Path] = set()
-    real = cache_module.guarded_digest
+    real = digest_module.file_digest
 
     def counting(path: Path, limit: int) -> str:
         hashed.add(Path(path))
         return real(path, limit)
 
-    monkeypatch.setattr(content_key, "guarded_digest", counting)
-    _judge(roots, [roots.c], StaticCache.open(tmp_path / "cache"))
-    assert set(cache_module.own_files()) <= hashed
+    monkeypatch.setattr(digest_module, "file_digest", counting)
+    _judge(roots, [roots.c], KeptVerdicts(Store.open(tmp_path / "cache")))
+    assert set(digest_module.own_files()) <= hashed

@@ -1,6 +1,6 @@
 """Every `--help` is true (issue 43): each argument of each command says what it is, and
 `--cache-dir` names the folders the command really keeps its cache in without it, as
-`commands.cache` chooses them (the user's cache folder for tree models, the working
+the library chooses them (`cache.folder`) (the user's cache folder for tree models, the working
 folder's for static verdicts and audit answers), in the environment the help is asked in.
 """
 
@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from contracts.protocols import PROTOCOLS
-from nemo_rl_workers.commands.cache import MODEL_CACHE_ENV, model_cache_dir
+from nemo_rl_workers.cache.folder import DEFAULT_CACHE_DIR, MODEL_CACHE_ENV, model_cache_dir
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.commands.options import build_parser
-from nemo_rl_workers.tree.cache import DEFAULT_CACHE_DIR
 from tests.cli_run import run_cli
 from tests.guard.upstream import OLD_TREE
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.cache.folder import MODEL_CACHE_ENV
 from nemo_rl_workers.commands import cli
-from nemo_rl_workers.commands.cache import MODEL_CACHE_ENV
 from nemo_rl_workers.commands.exit_codes import EXIT_INTERNAL
 from tests.cli_run import run_cli
 

@@ -17,6 +17,7 @@ import yaml
 from junitparser import JUnitXml
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as SarifLog
 
+from nemo_rl_workers.cache.store import FORMAT
 from nemo_rl_workers.findings.catalogue import TABLES
 from tests.docs.snippets import REPO, TIMEOUT_S, Block, read_blocks, shell_env
 
@@ -94,7 +95,7 @@ def test_github_annotations_job(tmp_path: Path) -> None:
     _validate_sarif(work / upload["with"]["sarif_file"])
     (cache,) = [s for s in steps if s.get("uses", "").startswith("actions/cache@")]
     assert cache["with"]["path"] == ".nemo-rl-workers-cache"
-    assert (work / ".nemo-rl-workers-cache" / "v1").is_dir()  # the job's runs filled it
+    assert (work / ".nemo-rl-workers-cache" / f"v{FORMAT}").is_dir()  # the job's runs filled it
     assert JUnitXml.fromfile(str(work / "nemo-rl-workers-pytest.xml")).tests == 2
 
 

@@ -163,7 +163,7 @@ def test_audit_cache_sees_a_change_in_the_stubs(
 
 def test_audit_cache_keys_on_the_audits_own_code() -> None:
     """An upgrade of the tool is a new entry: the key covers the rules and the reader."""
-    from nemo_rl_workers.commands.audit_cache import own_files
+    from nemo_rl_workers.cache.digest import own_files
 
     package = Path(audit_run.__file__).resolve().parents[2]
     names = {str(f.relative_to(package)) for f in own_files()}

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from nemo_rl_workers.cache import codec
+from nemo_rl_workers.cache.key import digest_of
+from nemo_rl_workers.cache.store import FORMAT, Store
 from nemo_rl_workers.guard import driver_model
-from nemo_rl_workers.tree.cache import ContentCache
 
 DRIVER = Path(__file__).resolve().parent / "fork_echo_driver.py.txt"
 WORKER = "nemo_rl.models.echo.echo_driver.EchoDefaultWorker"
@@ -60,10 +62,17 @@ def test_the_model_is_built_once_and_read_back(tmp_path: Path, cache_dir: Path) 
 
 
 def _models(cache_dir: Path) -> list[Path]:
-    """The entries that hold a model (not the content key's index of digests, nor the
-    pointer to the model last stored)."""
-    return [p for p in (cache_dir / "v1").glob("*.json")
-            if not p.name.startswith(("index-", "latest-"))]
+    """The entries that hold a model (not the index of digests, nor the pointer to the
+    model last stored)."""
+    return [p for p in (cache_dir / f"v{FORMAT}").glob("*.json")
+            if json.loads(p.read_text())["computation"] == driver_model.DRIVERS.name]
+
+
+def _forge(cache: Store, computation: str, key: str, payload: object) -> None:
+    """An entry whose checksum holds (anyone can write one), of any payload."""
+    cache.entry_path(key).write_text(json.dumps({
+        "format": FORMAT, "codec": codec.VERSION, "computation": computation, "key": key,
+        "payload": payload, "sha256": digest_of(payload)}))
 
 
 def test_a_damaged_entry_is_one_line_and_read_again(tmp_path: Path, cache_dir: Path,
@@ -71,17 +80,18 @@ def test_a_damaged_entry_is_one_line_and_read_again(tmp_path: Path, cache_dir: P
     root = _tree(tmp_path / "fork")
     built = driver_model.driver_model(str(root))
     key = driver_model.model_key(root)
-    cache = ContentCache.open(cache_dir)
-    payload = driver_model.as_payload(built)
-    payload["calls"]["EchoDriver"][0][3] = "two"  # a positional count that is no int
-    cache.store(key, payload)  # a valid entry (its checksum holds) of a damaged model
+    cache = Store.open(cache_dir)
+    payload: Any = codec.encode(built)
+    payload["calls"]["EchoDriver"][0]["positional"] = "two"  # a count that is no int
+    _forge(cache, "guard-drivers", key, payload)  # a valid entry of a damaged model
     driver_model.driver_model.cache_clear()
     assert driver_model.driver_model(str(root)) == built
     [line] = capsys.readouterr().err.splitlines()
     assert line == (f"nemo-rl-workers guard: cache entry {cache.describe(key)} holds a damaged "
-                    "model (a call field of another type); ignored, the tree is read again")
-    stored = json.loads((cache_dir / "v1" / f"{key}.json").read_text())
-    assert stored["payload"] == driver_model.as_payload(built)  # stored over it
+                    "model (a str where an int belongs (payload.calls['EchoDriver'][0]"
+                    ".positional)); ignored, the tree is read again")
+    stored = json.loads(cache.entry_path(key).read_text())
+    assert stored["payload"] == codec.encode(built)  # stored over it
 
 
 @pytest.mark.parametrize("protocols", ["class P: ...", ["class P: ..."], {"P": 1}],
@@ -92,10 +102,10 @@ def test_stored_protocols_of_another_shape_are_one_line(
     root = _tree(tmp_path / "fork")
     built = driver_model.driver_model(str(root))
     key = driver_model.model_key(root)
-    cache = ContentCache.open(cache_dir)
-    payload = driver_model.as_payload(built)
+    cache = Store.open(cache_dir)
+    payload: Any = codec.encode(built)
     payload["protocols"] = protocols  # an older model's one text, or a tampered entry
-    cache.store(key, payload)
+    _forge(cache, "guard-drivers", key, payload)
     driver_model.driver_model.cache_clear()
     assert driver_model.driver_model(str(root)) == built
     [line] = capsys.readouterr().err.splitlines()
@@ -186,16 +196,17 @@ def test_a_hostile_pointer_gives_no_provisional_model(
     on the verified one), and the verified model is unchanged."""
     root = _tree(tmp_path / "fork")
     built = driver_model.driver_model(str(root))
-    cache = ContentCache.open(cache_dir)
-    name = driver_model._pointer_name(str(root))
+    cache = Store.open(cache_dir)
+    latest = driver_model.LATEST
+    name = latest.key(driver_model.LatestInputs(str(root)))
     if pointer == "damaged":
         key = driver_model.model_key(root, cache)
-        payload = driver_model.as_payload(built)
+        payload: Any = codec.encode(built)
         payload["calls"] = "not calls"
-        cache.store(key, payload)
+        _forge(cache, "guard-drivers", key, payload)
     else:
         assert isinstance(pointer, dict)
-        cache.store(name, pointer)
+        _forge(cache, latest.name, name, pointer)
     assert driver_model.provisional_model(str(root)) is None
     driver_model.driver_model.cache_clear()
     assert driver_model.driver_model(str(root)) == built

@@ -9,11 +9,13 @@ import errno
 import json
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.static_cache import StaticCache
+from nemo_rl_workers.cache.key import Computation
+from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.reading import atomic_write
 from nemo_rl_workers.reading.atomic_write import write_atomic
 from tests.audit.tree import write_tree
@@ -196,17 +198,31 @@ def test_a_new_file_gets_the_mode_the_umask_allows(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
 
 
+@dataclass(frozen=True)
+class _Asked:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Answer:
+    a: int
+
+
+_KEPT = Computation("hardening-entry", _Asked, _Answer)
+
+
 def test_a_cache_entry_is_never_written_through_a_symlink(tmp_path: Path) -> None:
-    cache = StaticCache.open(tmp_path / "cache")
+    cache = Store.open(tmp_path / "cache")
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
-    entry = cache._entry("k")
+    key = _KEPT.key(_Asked("k"))
+    entry = cache.entry_path(key)
     entry.symlink_to(victim)
-    assert cache.load("k") is None
-    cache.store("k", {"a": 1})  # the link is replaced by the entry
+    assert cache.get(_KEPT, _Asked("k")).payload is None
+    cache.put(_KEPT, _Asked("k"), _Answer(1))  # the link is replaced by the entry
     assert victim.read_text() == "keep me\n"
-    assert not entry.is_symlink() and cache.load("k") == {"a": 1}
-    assert listing(entry.parent) == ["k.json"]
+    assert not entry.is_symlink() and cache.get(_KEPT, _Asked("k")).payload == _Answer(1)
+    assert listing(entry.parent) == [f"{key}.json"]
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="this system has no /dev/full")

@@ -12,10 +12,14 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.tree.cache import FORMAT, checksum
+from nemo_rl_workers.cache import codec
+from nemo_rl_workers.cache.codec import CodecError
+from nemo_rl_workers.cache.key import digest_of as checksum
+from nemo_rl_workers.cache.store import FORMAT
+from nemo_rl_workers.tree.model_inputs import tree_inputs
 from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.revision_build import build_revision
-from nemo_rl_workers.tree.revision_cache import BadPayload, as_payload, from_payload, revision_key
+from nemo_rl_workers.tree.stage import REVISION
 from tests.cli_run import run_cli as run
 from tests.corpus import TREES, corpus_tree
 from tests.revision.trees import GENERATION, OLD_FILES, config, write
@@ -496,8 +500,7 @@ def _every_mode_tree(tmp_path: Path) -> Path:
 
 
 def _decoded(payload: dict[str, Any], root: Path) -> Revision | None:
-    return from_payload(payload, name="t", root=root, how="t", commit=None, version=None,
-                        vllm_pin=None, project_problem=None)
+    return codec.decode(Revision, payload)
 
 
 def test_the_model_stores_what_it_derives_and_refuses_a_damaged_part(tmp_path: Path) -> None:
@@ -506,7 +509,7 @@ def test_the_model_stores_what_it_derives_and_refuses_a_damaged_part(tmp_path: P
     assert {b.module for b in revision.entry_builds} == {"nemo_rl.algorithms.grpo",
                                                          "nemo_rl.evals.eval"}
     assert revision.cluster_builds and revision.py_executables and revision.clears
-    payload = json.loads(json.dumps(as_payload(revision)))
+    payload = json.loads(json.dumps(codec.encode(revision)))
     back = _decoded(payload, root)
     assert back is not None
     assert (back.entry_builds, back.cluster_builds, back.py_executables, back.clears) == (
@@ -516,7 +519,7 @@ def test_the_model_stores_what_it_derives_and_refuses_a_damaged_part(tmp_path: P
                      ("cluster_builds", [["m", "n", "e", True, "w"]]),
                      ("py_executables", {"a.B": 1}), ("clears", {"T": "quant_cfg"}),
                      ("clears", None)]:
-        with pytest.raises(BadPayload):
+        with pytest.raises(CodecError):
             _decoded({**payload, key: bad}, root)
 
 
@@ -526,15 +529,17 @@ def test_a_damaged_cluster_build_in_the_cache_is_one_warning(tmp_path: Path) -> 
     argv = ("check", "--no-verify", "--nemo-rl", str(root), "--cache-dir", str(cache),
             config(root, "grpo_rm.yaml", RM_CONFIG))
     fresh = run(*argv)
-    entry = cache / f"v{FORMAT}" / f"{revision_key(root.resolve())}.json"
+    entry = cache / f"v{FORMAT}" / f"{REVISION.key(tree_inputs(root.resolve()))}.json"
     stored = json.loads(entry.read_text())
-    stored["payload"]["cluster_builds"] = [["nemo_rl.algorithms.grpo", "train_cluster"]]
+    stored["payload"]["revision"]["cluster_builds"] = [["nemo_rl.algorithms.grpo",
+                                                        "train_cluster"]]
     stored["sha256"] = checksum(stored["payload"])
     entry.write_text(json.dumps(stored))
     code, out, err = run(*argv)
     assert (code, out) == fresh[:2]
     assert err == (f"nemo-rl-workers: warning: cache entry {entry} holds a damaged model (a "
-                   "cluster build of another shape); ignored, the tree is read again\n")
+                   "list where ClusterBuild belongs (payload.revision.cluster_builds[0])); "
+                   "ignored, the tree is read again\n")
 
 
 def test_a_helper_that_loops_without_end_is_cut_short(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.cache import codec
+from nemo_rl_workers.cache.codec import CodecError
 from nemo_rl_workers.tree.revision_build import build_revision
-from nemo_rl_workers.tree.revision_cache import BadPayload, as_payload
 from tests.revision.test_every_mode import TEACHER_GROUP, _check, _corpus, _decoded
 from tests.revision.trees import OLD_FILES, config, write
 
@@ -205,11 +206,11 @@ def test_the_model_stores_the_call_a_build_comes_through(tmp_path: Path) -> None
     assert (through.driver, through.section, through.where, through.via) == (
         "TeacherWorkerGroup", "policy", "nemo_rl/algorithms/opd.py:16",
         "nemo_rl/algorithms/grpo.py:26")
-    payload = json.loads(json.dumps(as_payload(revision)))
+    payload = json.loads(json.dumps(codec.encode(revision)))
     back = _decoded(payload, root)
     assert back is not None and back.entry_builds == revision.entry_builds
-    payload["entry_builds"][-1][5] = 26  # a line where the file:line belongs
-    with pytest.raises(BadPayload):
+    payload["entry_builds"][-1]["via"] = 26  # a line where the file:line belongs
+    with pytest.raises(CodecError):
         _decoded(payload, root)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.cache.store import FORMAT
 from tests.cli_run import run_cli as run
 from tests.docs.snippets import REPO
 
@@ -102,7 +103,7 @@ def test_default_cache_folder_blocked_only_warns(
 def test_default_cache_folder_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert run(*GOOD)[0] == 0
-    assert len(list((tmp_path / ".nemo-rl-workers-cache" / "v1").glob("*.json"))) == 1
+    assert len(list((tmp_path / ".nemo-rl-workers-cache" / f"v{FORMAT}").glob("*.json"))) == 1
 
 
 @pytest.mark.runtime  # the reference runtime's or the template's workers
@@ -124,9 +125,9 @@ def test_processes_sharing_a_cache_at_once_all_get_right_verdicts(tmp_path: Path
             out, err = proc.communicate(timeout=300)
             assert (proc.returncode, out) == expected[argv], err
             assert err == ""
-    entries = list((cache / "v1").glob("*.json"))
+    entries = list((cache / f"v{FORMAT}").glob("*.json"))
     assert len(entries) == 2
-    assert not list((cache / "v1").glob(".tmp-*"))  # no temporary file left behind
+    assert not list((cache / f"v{FORMAT}").glob(".tmp-*"))  # no temporary file left behind
 
 
 def test_a_run_that_stores_nothing_makes_no_folder(
@@ -146,7 +147,7 @@ def test_a_damaged_entry_is_one_warning_line(tmp_path: Path) -> None:
     """The static verdicts are entries of the one content cache, said as the others are."""
     cache = tmp_path / "cache"
     fresh = run(*GOOD, "--cache-dir", str(cache))
-    (entry,) = (cache / "v1").glob("*.json")
+    (entry,) = (cache / f"v{FORMAT}").glob("*.json")
     entry.write_bytes(entry.read_bytes()[:40])
     code, out, err = run(*GOOD, "--cache-dir", str(cache))
     assert (code, out) == fresh[:2]

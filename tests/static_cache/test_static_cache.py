@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
+from nemo_rl_workers.cache.key import digest_of
+from nemo_rl_workers.cache.store import FORMAT, MAX_ENTRY_BYTES, Store
 from nemo_rl_workers.checks import static_check
-from nemo_rl_workers.checks.static_cache import FORMAT, MAX_ENTRY_BYTES, StaticCache
 from nemo_rl_workers.checks.static_check import StaticReport, Subject, judge
+from nemo_rl_workers.checks.static_kept import KeptVerdicts
 
 PROTOCOL = """\
 from __future__ import annotations
@@ -92,7 +94,7 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return counted
 
 
-def verdict(tree: Tree, cache: StaticCache | None, checker: str = "pyrefly",
+def verdict(tree: Tree, cache: KeptVerdicts | None, checker: str = "pyrefly",
             name: str = "C") -> StaticReport:
     (report,) = judge([tree.subject(name)], checker=checker,
                       protocols={"Trainer": tree.protocol}, cache=cache)
@@ -101,25 +103,25 @@ def verdict(tree: Tree, cache: StaticCache | None, checker: str = "pyrefly",
 
 
 @pytest.fixture
-def cache(tmp_path: Path) -> StaticCache:
-    return StaticCache.open(tmp_path / "cache")
+def cache(tmp_path: Path) -> KeptVerdicts:
+    return KeptVerdicts(Store.open(tmp_path / "cache"))
 
 
-def entries(cache: StaticCache) -> list[Path]:
-    return sorted((cache.folder / f"v{FORMAT}").glob("*.json"))
+def entries(cache: KeptVerdicts) -> list[Path]:
+    return sorted((cache.store.folder / f"v{FORMAT}").glob("*.json"))
 
 
-def test_second_run_comes_from_the_cache(tree: Tree, cache: StaticCache, runs: list[int]) -> None:
+def test_second_run_comes_from_the_cache(tree: Tree, cache: KeptVerdicts, runs: list[int]) -> None:
     first = verdict(tree, cache)
     second = verdict(tree, cache)
     assert first.ok and second == first
     assert len(runs) == 1
     assert len(entries(cache)) == 1
-    assert (cache.folder / "CACHEDIR.TAG").is_file()
+    assert (cache.store.folder / "CACHEDIR.TAG").is_file()
 
 
 def test_a_change_deep_in_the_mro_changes_the_verdict(
-    tree: Tree, cache: StaticCache, runs: list[int]
+    tree: Tree, cache: KeptVerdicts, runs: list[int]
 ) -> None:
     assert verdict(tree, cache).ok
     tree.write(f"{tree.package}/a.py", """\
@@ -141,7 +143,7 @@ def test_a_change_deep_in_the_mro_changes_the_verdict(
 
 
 def test_a_change_in_a_stub_changes_the_verdict(
-    tree: Tree, cache: StaticCache, runs: list[int]
+    tree: Tree, cache: KeptVerdicts, runs: list[int]
 ) -> None:
     tree.write("extlib_ret.py", "Ret = int\n")
     tree.write("extlib_ret.pyi", "Ret = int\n")
@@ -162,7 +164,7 @@ def test_a_change_in_a_stub_changes_the_verdict(
 
 
 def test_a_package_that_comes_to_shadow_a_module_changes_the_verdict(
-    tree: Tree, cache: StaticCache, runs: list[int]
+    tree: Tree, cache: KeptVerdicts, runs: list[int]
 ) -> None:
     """`pkg/helper/__init__.py` takes the place of `pkg/helper.py`, as for Python."""
     tree.write(f"{tree.package}/helper.py", "Ret = int\n")
@@ -182,7 +184,7 @@ def test_a_package_that_comes_to_shadow_a_module_changes_the_verdict(
 
 
 def test_a_change_to_the_protocol_changes_the_verdict(
-    tree: Tree, cache: StaticCache, runs: list[int]
+    tree: Tree, cache: KeptVerdicts, runs: list[int]
 ) -> None:
     assert verdict(tree, cache).ok
     tree.write(f"{tree.protocol_module}.py", PROTOCOL.replace("x: int", "x: bytes"))
@@ -192,7 +194,7 @@ def test_a_change_to_the_protocol_changes_the_verdict(
 
 
 def test_the_checkers_options_and_the_checker_are_in_the_key(
-    tree: Tree, cache: StaticCache, runs: list[int]
+    tree: Tree, cache: KeptVerdicts, runs: list[int]
 ) -> None:
     tree.write(f"{tree.package}/a.py", """\
         class A:
@@ -236,6 +238,17 @@ def _forged(entry: Path) -> None:
     entry.write_text(json.dumps(data), encoding="utf-8")
 
 
+def _unknown_rule(entry: Path) -> None:
+    """A verdict of a rule the tool does not have, its checksum made to fit: not of its
+    type, so a miss."""
+    import json
+
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    data["payload"]["findings"][0]["rule"] = "no-such-rule"
+    data["sha256"] = digest_of(data["payload"])
+    entry.write_text(json.dumps(data), encoding="utf-8")
+
+
 def _other_key(entry: Path) -> None:
     import json
 
@@ -264,12 +277,13 @@ def _directory(entry: Path) -> None:
     entry.mkdir()
 
 
-DAMAGE = [_truncate, _garbage, _empty, _forged, _other_key, _huge, _fifo, _symlink, _directory]
+DAMAGE = [_truncate, _garbage, _empty, _forged, _unknown_rule, _other_key, _huge, _fifo,
+          _symlink, _directory]
 
 
 @pytest.mark.parametrize("damage", DAMAGE, ids=[d.__name__.strip("_") for d in DAMAGE])
 def test_a_damaged_entry_is_ignored_and_rewritten(
-    damage: Any, tree: Tree, cache: StaticCache, runs: list[int]
+    damage: Any, tree: Tree, cache: KeptVerdicts, runs: list[int]
 ) -> None:
     tree.write(f"{tree.package}/a.py", """\
         class A:
@@ -293,7 +307,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(
 
 
 def test_a_damaged_entry_of_one_subject_leaves_the_others_cached(
-    tree: Tree, cache: StaticCache, runs: list[int]
+    tree: Tree, cache: KeptVerdicts, runs: list[int]
 ) -> None:
     tree.write(f"{tree.package}/c.py", f"""\
         from {tree.package}.b import B

@@ -19,6 +19,7 @@ from typing import Protocol
 
 import pytest
 
+from nemo_rl_workers.cache.store import FORMAT
 from nemo_rl_workers.checks.static_check import Subject, judge
 from nemo_rl_workers.model.registry import ENTRY_POINT_GROUP
 
@@ -244,4 +245,4 @@ def test_a_cached_verdict_stays_undecided(fork: Path) -> None:
     ]
     assert [(r.returncode, r.stdout) for r in runs] == [(1, runs[0].stdout)] * 2
     assert runs[0].stdout.startswith(UNDECIDED_FORK.format(checker="pyrefly"))
-    assert len(list((fork / "cache" / "v1").glob("*.json"))) == 1
+    assert len(list((fork / "cache" / f"v{FORMAT}").glob("*.json"))) == 1

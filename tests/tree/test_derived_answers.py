@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.tree.cache import FORMAT
+from nemo_rl_workers.cache.store import FORMAT
 from tests.cli_run import run_cli as run
 from tests.cli_run import run_cli_process
 from tests.revision.test_tree_rules import POLICY_WITH_RULES, RULES_CONFIG
@@ -101,11 +101,10 @@ def test_the_environment_the_config_interpolates_asks_again(
 
 
 def _derived(cache: Path) -> list[Path]:
-    """The answers derived from the model (not the model, nor the content key's index of
-    digests, which `test_content_key` damages)."""
+    """The answers derived from the model (not the model, nor the index of digests,
+    which `test_digest_index` damages)."""
     return [p for p in (cache / f"v{FORMAT}").glob("*.json")
-            if "rows" not in json.loads(p.read_text())["payload"]
-            and not p.name.startswith("index-")]
+            if json.loads(p.read_text())["computation"] not in ("revision", "digest-index")]
 
 
 def test_damaged_answers_are_one_line_each_and_never_trusted(

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.cache.key import digest_of as checksum
+from nemo_rl_workers.cache.store import FORMAT
 from nemo_rl_workers.tree import revision_build
-from nemo_rl_workers.tree.cache import FORMAT, checksum
-from nemo_rl_workers.tree.revision_cache import revision_key
+from nemo_rl_workers.tree.model_inputs import tree_inputs
+from nemo_rl_workers.tree.stage import REVISION
 from tests.cli_run import run_cli as run
 from tests.revision.trees import config, old_tree
 from tests.tree.test_hostile_trees import POLICY_CONFIG
@@ -68,10 +70,14 @@ def test_an_edited_module_is_a_new_model(tree: Path, tmp_path: Path) -> None:
     assert len(_models(cache)) == 2
 
 
+def revision_key(root: Path) -> str:
+    return REVISION.key(tree_inputs(root))
+
+
 def _models(cache: Path) -> list[str]:
-    """The entries that hold a tree's model (a payload with a worker table)."""
+    """The entries that hold a tree's model."""
     return sorted(p.name for p in (cache / f"v{FORMAT}").glob("*.json")
-                  if "rows" in json.loads(p.read_text())["payload"])
+                  if json.loads(p.read_text())["computation"] == REVISION.name)
 
 
 def _entry(tree: Path, cache: Path) -> Path:
@@ -95,14 +101,14 @@ def _other_format(path: Path) -> None:
 
 def _checksum(path: Path) -> None:
     entry = json.loads(path.read_text())
-    entry["payload"]["schema"] = "automodel_cfg"
+    entry["payload"]["revision"]["schema"] = "automodel_cfg"
     path.write_text(json.dumps(entry))
 
 
 def _wrong_types(path: Path) -> None:
     """A payload whose checksum holds (anyone can write one) but whose rows are not rows."""
     entry = json.loads(path.read_text())
-    entry["payload"]["rows"] = [[1, 2, 3]]
+    entry["payload"]["revision"]["rows"] = [[1, 2, 3]]
     entry["sha256"] = checksum(entry["payload"])
     path.write_text(json.dumps(entry))
 
@@ -112,7 +118,8 @@ def _wrong_types(path: Path) -> None:
     (_fifo, "is not a regular file"),
     (_other_format, "is of another format (another version of the tool)"),
     (_checksum, "fails its checksum"),
-    (_wrong_types, "holds a damaged model (a row of another shape)"),
+    (_wrong_types, "holds a damaged model (a list where TreeRow belongs "
+                   "(payload.revision.rows[0]))"),
 ])
 def test_a_damaged_entry_is_one_line_and_never_trusted(
         tree: Path, tmp_path: Path, damage: object, said: str) -> None:
@@ -151,7 +158,8 @@ def test_a_damaged_audit_entry_is_one_line(tree: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     argv = ("audit", "--nemo-rl", str(tree), "--cache-dir", str(cache))
     fresh = run(*argv)
-    (entry,) = (cache / f"v{FORMAT}").glob("*.json")
+    (entry,) = (p for p in (cache / f"v{FORMAT}").glob("*.json")
+                if json.loads(p.read_text())["computation"] == "audit")
     _truncate(entry)
     code, out, err = run(*argv)
     assert (code, out) == fresh[:2]
