@@ -93,7 +93,7 @@ class ContentCache:
                            (".gitignore", "*\n")):
             marker = self.folder / name
             if not marker.exists():
-                marker.write_text(text, encoding="utf-8")
+                write_atomic(marker, text.encode("utf-8"), links="replace", within=self.folder)
 
     def _entry(self, key: str) -> Path:
         return self._entries() / f"{key}.json"
@@ -149,7 +149,7 @@ class ContentCache:
         try:
             self._prepare()  # the default folder is made on the first entry stored
             write_atomic(self._entry(key), json.dumps(entry, ensure_ascii=True).encode(),
-                         links="replace")
+                         links="replace", within=self.folder)
         except OSError:
             pass
 
