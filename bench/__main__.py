@@ -30,6 +30,7 @@ from bench import (
     bench_faults,
     bench_guard,
     bench_launches,
+    bench_memory,
     bench_refusal,
     bench_startup,
     bench_static,
@@ -75,6 +76,7 @@ BENCHES = (
           bench_guard.main),
     Bench("14. The tree model: cached, linear, bounded", "bench_tree", bench_tree.main),
     Bench("15. Reach along resolved calls", "bench_chain_reach", bench_chain_reach.main),
+    Bench("16. Peak memory with an 8 MiB driver module", "bench_memory", bench_memory.main),
 )
 
 
