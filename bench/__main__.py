@@ -31,6 +31,7 @@ from bench import (
     bench_guard,
     bench_interpret,
     bench_launches,
+    bench_memory,
     bench_refusal,
     bench_startup,
     bench_static,
@@ -78,6 +79,7 @@ BENCHES = (
     Bench("15. Reach along resolved calls", "bench_chain_reach", bench_chain_reach.main),
     Bench("16. Repository scale: check against pyrefly, cold, warm, one recipe twice",
           "bench_interpret", bench_interpret.main),
+    Bench("17. Peak memory with an 8 MiB driver module", "bench_memory", bench_memory.main),
 )
 
 

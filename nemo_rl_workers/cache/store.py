@@ -85,7 +85,7 @@ class Store:
                            (".gitignore", "*\n")):
             marker = self.folder / name
             if not marker.exists():
-                marker.write_text(text, encoding="utf-8")
+                write_atomic(marker, text.encode("utf-8"), links="replace", within=self.folder)
 
     def entry_path(self, key: str) -> Path:
         return self._entries() / f"{key}.json"
@@ -130,7 +130,7 @@ class Store:
         writer; a full disk only costs the next run time."""
         try:
             self._prepare()  # the default folder is made on the first entry stored
-            write_atomic(path, data, links="replace")
+            write_atomic(path, data, links="replace", within=self.folder)
         except OSError:
             pass
 

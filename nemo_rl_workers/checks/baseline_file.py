@@ -82,7 +82,8 @@ def read_entries(path: Path, fields: tuple[str, ...]) -> set[Entry]:
 
 def write_entries(path: Path, fields: tuple[str, ...], entries: Iterable[Entry]) -> None:
     """Replace `path` atomically with these entries, sorted (a stable diff; its mode
-    kept; a symlinked baseline has the file it names rewritten)."""
+    kept; a symlinked baseline has the file it names rewritten, when that file lies in
+    the link's own folder: never one out of it)."""
     rows = [dict(zip(fields, entry, strict=True)) for entry in sorted(set(entries))]
     text = json.dumps({"version": VERSION, "findings": rows}, indent=2) + "\n"
     write_atomic(path, text.encode("utf-8"))

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
+from nemo_rl_workers.checks.checker_files import refused_config
 from nemo_rl_workers.checks.static_imports import oversized_import
 from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, RootListing, locate
 from nemo_rl_workers.tree.source.outline import Outline, Outlines
@@ -303,6 +304,9 @@ def _run_checker(
     exe = checker_command(checker)
     if exe is None:
         return f"{checker} is not installed here (pip install {checker}), or choose --checker"
+    refused = refused_config(roots)  # a FIFO there would hang the checker
+    if refused is not None:
+        return refused
     # Installed packages are found through the interpreter; mypy refuses site-packages
     # in MYPYPATH, and pyrefly needs no help for them either.
     search = [str(r) for r in roots if "-packages" not in r.parts[-1]]

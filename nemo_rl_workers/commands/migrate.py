@@ -192,6 +192,7 @@ def _migrate(args: argparse.Namespace, configs: list[Path], inputs: list[tuple[P
     in_place: bool = args.in_place
     output: Path | None = args.output
     dests: dict[Path, Path] = {}
+    bases = dict(inputs)  # a file is replaced within the folder it was found in or named in
     if output is not None:
         single = len(configs) == 1 and not _is_dir(configs[0])
         dests = _destinations(inputs, output, single)
@@ -209,7 +210,7 @@ def _migrate(args: argparse.Namespace, configs: list[Path], inputs: list[tuple[P
                 if refusal is not None:
                     report = FileReport(report.path, "error", error=refusal)
                 elif in_place and report.text is not None:
-                    write_atomic(report.path, report.new_bytes())
+                    write_atomic(report.path, report.new_bytes(), within=bases.get(report.path))
                 elif output is not None:
                     dest = dests[report.path]
                     into = _real(output if _is_dir(output) else output.parent)
@@ -218,7 +219,8 @@ def _migrate(args: argparse.Namespace, configs: list[Path], inputs: list[tuple[P
                             f"{dest} is a symlink to {_real(dest)}, outside {into}; not written"))
                     else:
                         dest.parent.mkdir(parents=True, exist_ok=True)
-                        write_atomic(dest, report.new_bytes())
+                        write_atomic(dest, report.new_bytes(),
+                                     within=output if _is_dir(output) else output.parent)
             except OSError as e:
                 report = FileReport(report.path, "error",
                                     error=f"cannot be written: {e.strerror or e}")

@@ -347,7 +347,7 @@ def _relative(where: str, root: Path) -> str:
 
 def write_protocols(path: Path, text: str) -> None:
     """Replace `path` with `text` through the one atomic writer (a symlink is written
-    through to the file it names)."""
+    through to the file it names, never out of the folder it lies in)."""
     try:
         write_atomic(path, text.encode("utf-8"))
     except OSError as err:
