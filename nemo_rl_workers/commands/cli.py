@@ -279,7 +279,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         code = emit_check(reports, args.output_format, out, err)
     else:
-        code = emit_reports(reports, args.json, out, err, quiet=not args.verbose, summary=True)
+        code = emit_reports(reports, args.json, out, err, quiet=not args.verbose,
+                            summary=not args.verbose)
     return code if baseline is None else baseline.exit_code(code, err)
 
 

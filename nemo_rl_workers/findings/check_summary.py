@@ -21,7 +21,8 @@ VERBOSE_HINT = "`check -v` lists them per config"
 
 # Where a note was left undecided, from the head its producer writes
 # (`tree_rules.TreeRule.line`, `revision_rules.scoped_findings`): the first that matches.
-# A note of another shape is counted by its first clause.
+# A note of another shape is counted by its first two clauses (`policy: X was not
+# verified`, `preflight.parallelism.fits: no world size given`).
 _SITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"tree rule (?P<site>\S+ \([^)]*\))"), "{site}"),
     (re.compile(r"audit: [^:]+: (?P<site>\S+): \w+\[(?P<rule>[^\]]+)\]: not reached"),
@@ -37,7 +38,7 @@ def note_site(note: str) -> str:
         found = pattern.match(note)
         if found is not None:
             return one_line(shown.format(**found.groupdict()))
-    return one_line(note.partition(": ")[0])
+    return one_line(": ".join(note.split(": ")[:2]))
 
 
 def verdict_line(report: ConfigReport, style: Style) -> str:

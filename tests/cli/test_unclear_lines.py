@@ -61,7 +61,7 @@ def test_a_bomb_of_plain_references_says_it_would_expand(tmp_path: Path) -> None
 
 def test_an_integer_key_of_the_policy_section_is_named_as_the_key(tmp_path: Path) -> None:
     (tmp_path / "intkey.yaml").write_text(with_policy_line("1: x"), encoding="utf-8")
-    code, out, err = check(tmp_path, "--no-verify", "intkey.yaml")
+    code, out, err = check(tmp_path, "-v", "--no-verify", "intkey.yaml")
     assert (code, err) == (1, "")
     assert "must be a mapping" not in out and "is not a mapping" not in out
     assert ("  problem: intkey.yaml:3: policy has the key 1, which is an int, not a string; "
