@@ -107,7 +107,7 @@ def emit_reports(reports: list[ConfigReport], as_json: bool, out: TextIO, err: T
         # Quiet: a line per config, no blank line between; then the notes, counted.
         shown = (["\n".join(blocks), "\n".join(skipped_summary(usable))] if quiet
                  else blocks)
-        if summary:
+        if summary and usable:  # input no rule could read is said on stderr alone
             shown.append(summary_line(reports))
         if any(shown):
             print("\n\n".join(block for block in shown if block), file=out)
