@@ -58,6 +58,7 @@ class ConfigReport:
     # The entry script the config was judged through, and why (None: the algorithm the
     # config's shape selects); the launch script it came from, if any.
     entry: str | None = None
+    entry_path: str | None = None  # the entry's path alone, for a one-line verdict
     launch_script: str | None = None
     # Upstream's suite script for this recipe, read (a bare recipe: the launch it names).
     suite: Launch | None = None
@@ -140,7 +141,12 @@ def _as_launched(path: str, config: dict[str, Any], report: ConfigReport,
     """The config as its entry script hands it to `setup`, with that entry's algorithm
     chosen for every rule while judged (None: the named entry is unusable, said)."""
     from nemo_rl_workers.checks.entry_sections import entry_chosen
-    from nemo_rl_workers.checks.launch_entry import choose_entry, shown_entry, walk_entry
+    from nemo_rl_workers.checks.launch_entry import (
+        choose_entry,
+        shown_entry,
+        shown_entry_path,
+        walk_entry,
+    )
 
     chosen = choose_entry(path, launch, revision)
     if chosen.unusable is not None:
@@ -148,6 +154,7 @@ def _as_launched(path: str, config: dict[str, Any], report: ConfigReport,
         yield None
         return
     report.entry = shown_entry(chosen, revision.root)
+    report.entry_path = shown_entry_path(chosen, revision.root)
     report.suite = chosen.suite
     report.launch_script = launch.script if launch is not None else None
     report.skipped.extend(chosen.notes)

@@ -95,9 +95,13 @@ def walk_entry(chosen: ChosenEntry, config: Mapping[str, Any], revision: Revisio
 
 def shown_entry(chosen: ChosenEntry, root: str | None) -> str | None:
     """The entry as the report names it: its path in the tree, and why it was chosen."""
-    if chosen.script is None:
-        return None
-    return f"{_shown(chosen.script.path, root)} ({chosen.why})"
+    path = shown_entry_path(chosen, root)
+    return None if path is None else f"{path} ({chosen.why})"
+
+
+def shown_entry_path(chosen: ChosenEntry, root: str | None) -> str | None:
+    """The entry's path in the tree (the short name a one-line verdict gives)."""
+    return None if chosen.script is None else _shown(chosen.script.path, root)
 
 
 def _suite_launch(config: str) -> Launch | None:

@@ -98,7 +98,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.output_format in STRUCTURED:
         code = _emit_structured(reports, args.output_format, say)
     else:
-        code = emit_reports(reports, args.json, out, err)
+        code = emit_reports(reports, args.json, out, err, quiet=not args.verbose,
+                            summary=not args.verbose)
     return code if baseline is None else baseline.exit_code(code, say)
 
 

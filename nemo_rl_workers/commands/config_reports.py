@@ -52,10 +52,20 @@ def check_recipe(config: str, overrides: Sequence[str], *, entry: str | None = N
     return code
 
 
-def emit_reports(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO) -> int:
-    """`check`'s and `resolve`'s reports, as text or JSON; the exit code they make."""
+def emit_reports(reports: list[ConfigReport], as_json: bool, out: TextIO, err: TextIO, *,
+                 quiet: bool = False, summary: bool = False) -> int:
+    """`check`'s and `resolve`'s reports, as text or JSON; the exit code they make. In
+    text, `quiet`: one line per config and its problems and warnings, the notes counted
+    once (`findings.check_summary`), else each config's table and notes; `summary`: a
+    last line counting the verdicts."""
     from nemo_rl_workers.commands.cache import say_cache_notes
+    from nemo_rl_workers.findings.check_summary import (
+        quiet_block,
+        skipped_summary,
+        summary_line,
+    )
     from nemo_rl_workers.findings.report import (
+        Style,
         render_text,
         report_json,
         revision_line,
@@ -89,11 +99,17 @@ def emit_reports(reports: list[ConfigReport], as_json: bool, out: TextIO, err: T
             said.update(report.revision_notes)
             head = "\n".join([line, *notes]) if line is not None and line != named \
                 else "\n".join(notes)
-            text = render_text(report, color=color)
+            text = ("\n".join(quiet_block(report, Style(color))) if quiet
+                    else render_text(report, color=color))
             blocks.append(f"{head}\n{text}" if head else text)
             named = line
-        if blocks:
-            print("\n\n".join(blocks), file=out)
+        # Quiet: a line per config, no blank line between; then the notes, counted.
+        shown = (["\n".join(blocks), "\n".join(skipped_summary(usable))] if quiet
+                 else blocks)
+        if summary and usable:  # input no rule could read is said on stderr alone
+            shown.append(summary_line(reports))
+        if any(shown):
+            print("\n\n".join(block for block in shown if block), file=out)
     if any(r.unusable is not None for r in reports):
         return EXIT_UNUSABLE
     return EXIT_PROBLEMS if any(r.problems for r in reports) else EXIT_OK

@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="config files, or folders of them (searched for *.yaml, *.yml); "
                             "dotted overrides (key=value, as for resolve) apply to each")
     check.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="text: each config's table of workers and every rule it left "
+                       "undecided (default: one line per config, its problems and warnings, "
+                       "the undecided rules counted once)")
     add_output_format(check)
     size_help = "overrides the world size the config's cluster: section gives"
     check.add_argument("--world-size", type=int, default=None, help=size_help)

@@ -11,7 +11,7 @@ from typing import Any
 from nemo_rl_workers.checks.audit.run import AuditReport
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.findings.extension_report import section_json, section_lines
-from nemo_rl_workers.findings.report import _Style
+from nemo_rl_workers.findings.report import Style
 from nemo_rl_workers.tree.conditions import describe, describe_either
 
 
@@ -66,7 +66,7 @@ def render_text(report: AuditReport, *, color: bool, show_guarded: bool = False)
     unresolved and undecided call sites, then a one-line summary. A guarded finding
     (every caller excludes the failing class) is a `note` line only with `show_guarded`;
     a latent one (no caller in the tree) says so."""
-    style = _Style(color)
+    style = Style(color)
     lines: list[str] = []
     for f in report.findings:
         if f.severity == "note" and not show_guarded:

@@ -83,7 +83,9 @@ def use_color(stream: TextIO) -> bool:
     return bool(isatty and isatty())
 
 
-class _Style:
+class Style:
+    """ANSI bold and colours, or the plain text where `color` is off."""
+
     def __init__(self, color: bool) -> None:
         self.color = color
 
@@ -115,7 +117,7 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> list[str]:
 
 
 def render_text(report: ConfigReport, *, color: bool) -> str:
-    style = _Style(color)
+    style = Style(color)
     head = one_line(report.config)  # a file name may hold a newline
     if report.launch_script is not None:
         head = f"{one_line(report.launch_script)}: {head}"

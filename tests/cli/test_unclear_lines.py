@@ -37,7 +37,7 @@ def test_sixty_thousand_plain_keys_are_no_alias_bomb(tmp_path: Path) -> None:
         GOOD + "".join(f"k{i}: {i}\n" for i in range(60_000)), encoding="utf-8")
     code, out, err = check(tmp_path, "--no-verify", "wide.yaml")
     assert (code, err) == (0, ""), err
-    assert out.rstrip().endswith("ok")
+    assert out.splitlines()[1].startswith("wide.yaml: ok (")
 
 
 def test_a_config_that_is_a_symlink_loop_says_so(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_a_bomb_of_plain_references_says_it_would_expand(tmp_path: Path) -> None
 
 def test_an_integer_key_of_the_policy_section_is_named_as_the_key(tmp_path: Path) -> None:
     (tmp_path / "intkey.yaml").write_text(with_policy_line("1: x"), encoding="utf-8")
-    code, out, err = check(tmp_path, "--no-verify", "intkey.yaml")
+    code, out, err = check(tmp_path, "-v", "--no-verify", "intkey.yaml")
     assert (code, err) == (1, "")
     assert "must be a mapping" not in out and "is not a mapping" not in out
     assert ("  problem: intkey.yaml:3: policy has the key 1, which is an int, not a string; "

@@ -6,7 +6,6 @@ and the file outside is left as it was; a link that stays inside is still writte
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -17,9 +16,9 @@ import pytest
 
 from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import FORMAT, Store
-from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.reading.atomic_write import TargetRefused, write_atomic
 from tests.audit.tree import write_tree
+from tests.cli_run import run_cli as run
 from tests.docs.snippets import REPO
 
 WORKERS = '''
@@ -34,12 +33,6 @@ def wake(self):
 STALE = {"rule": "missing-method", "driver": "Gen.gone", "method": "gone",
          "worker": "nemo_rl.workers.SyncWorker"}
 KEEP = "keep me\n"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def refusal(path: str, end: Path, folder: str, *, command: str = "audit") -> str:

@@ -554,7 +554,7 @@ def test_python_dash_m_help(world: World) -> None:
 @pytest.mark.parametrize("place", PLACES)
 def test_check_a_good_config(world: World, place: str) -> None:
     config = world.path(place, CONFIG)
-    done = _ok(world.cli(place, "check", "--no-verify", config))
+    done = _ok(world.cli(place, "check", "-v", "--no-verify", config))
     lines = done.stdout.splitlines()
     # Judged against the stand-in, the NeMo-RL of this environment and of the config.
     assert lines[0].startswith("NeMo-RL: ") and "(dtensor_cfg schema with _v2; " in lines[0]

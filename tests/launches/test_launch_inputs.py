@@ -60,4 +60,6 @@ def test_a_script_outside_the_convention_is_undecided_naming_the_line(tmp_path: 
     assert (code, err) == (0, "")
     assert "launch: undecided: " in out and "odd.sh:3" in out
     # Nothing judged: no NeMo-RL named, not "ok".
-    assert "NeMo-RL:" not in out and out.splitlines()[-1] == "  undecided"
+    lines = out.splitlines()
+    assert "NeMo-RL:" not in out and lines[0].endswith(": undecided")
+    assert "1 undecided" in lines[-1]

@@ -68,7 +68,7 @@ def _output(done: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_a_worker_needing_torch_is_skipped_with_the_reason() -> None:
-    done = _check("examples/configs/grpo_tiny.yaml",
+    done = _check("-v", "examples/configs/grpo_tiny.yaml",
                   "research/template_project/configs/single_update.yaml")
     assert (done.returncode, done.stderr) == (0, ""), done.stdout
     lines = _output(done).splitlines()
@@ -178,7 +178,7 @@ def test_an_unset_variable_outside_the_checked_sections_is_not_a_problem(
 ) -> None:
     monkeypatch.delenv("NEMO_RL_T27_UNSET_HOME", raising=False)
     (tmp_path / "recipe.yaml").write_text(RECIPE)
-    done = _check("--no-verify", "--world-size", "2", "recipe.yaml", cwd=tmp_path)
+    done = _check("-v", "--no-verify", "--world-size", "2", "recipe.yaml", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     assert _output(done).splitlines()[-1] == "  ok"
     # Where a value the rules read is built from it, the file is unusable as before.

@@ -48,7 +48,7 @@ def test_flags_override_the_section(tmp_path: Path) -> None:
 
 
 def test_text_output_says_how(tmp_path: Path) -> None:
-    code, out, _ = run("check", "--no-verify", write(tmp_path, "c.yaml", CONFIG.format(
+    code, out, _ = run("check", "-v", "--no-verify", write(tmp_path, "c.yaml", CONFIG.format(
         gpus=4, nodes=1)))
     assert code == 0
     assert "  world size: 4 (cluster.gpus_per_node (4) x cluster.num_nodes (1) = 4)" in out

@@ -146,7 +146,7 @@ def test_write_register_select_check_run_and_the_mistakes(
     assert mine["source"] == "entry point 'first_ext' (first_ext.registration:PLUGIN)"
 
     # `check` passes, with the world size from `cluster:` (no flag, nothing skipped).
-    code, out, _ = cli("check", str(good))
+    code, out, _ = cli("check", "-v", str(good))
     assert code == 0, out
     assert "  world size: 2 (cluster.gpus_per_node (2) x cluster.num_nodes (1) = 2)" in out
     assert "skipped" not in out

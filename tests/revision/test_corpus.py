@@ -175,7 +175,7 @@ def test_the_older_tree_has_no_tensor_parallel_logprob_rule(monkeypatch: pytest.
     monkeypatch.chdir(root)
     out, err = io.StringIO(), io.StringIO()
     config = "examples/configs/grpo_math_70B_megatron.yaml"  # TP 8, micro 1, logprob 2
-    assert main(["check", "--nemo-rl", ".", "--no-verify", config], out, err) == 0
+    assert main(["check", "-v", "--nemo-rl", ".", "--no-verify", config], out, err) == 0
     lines = out.getvalue().splitlines()
     assert not any(line.startswith("  problem:") for line in lines) and lines[-1] == "  ok"
     # The reference's built-in rule would refuse it (on the renamed keys).

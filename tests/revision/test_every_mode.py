@@ -316,7 +316,7 @@ def test_a_world_size_the_walk_cannot_decide_is_undecided(tmp_path: Path) -> Non
         "undecided: the size of train_cluster, the cluster grpo.setup builds Policy on: "
         "rm_gpus_per_node is set differently where rm_enabled is not decided by the "
         "config (it calls ask_the_scheduler(), code this check does not run)")
-    _, out, _ = run("check", "--no-verify", path)
+    _, out, _ = run("check", "-v", "--no-verify", path)
     assert f"  world size: {report['world_size_from']}" in out.splitlines()
 
 

@@ -112,7 +112,7 @@ def test_the_tree_s_own_assertion_refuses_the_config(tmp_path: Path,
     monkeypatch.delenv("FORK_IGNORE_SHARDS", raising=False)
     root = _tree(tmp_path)
     path = config(root, "fork.yaml", RULES_CONFIG)
-    code, out, err = run("check", "--no-verify", path)
+    code, out, err = run("check", "-v", "--no-verify", path)
     assert (code, err) == (1, "")
     problems = [line for line in out.splitlines() if "problem:" in line]
     # The line of the key the sentence names (train_micro_batch_size is line 3), the tree's
