@@ -51,43 +51,21 @@ LAYERS = (
 
 # Today's arrows back up: "module -> target" -> the item of issue 45 that removes it.
 UPWARD_TODAY = {
-    # The guard takes its cache folder from the CLI (item 4: the cache's folder is the
-    # library's, not the CLI's).
-    "nemo_rl_workers.guard.driver_model -> nemo_rl_workers.commands.cache": "item 4",
-    "nemo_rl_workers.guard.environment_fix -> nemo_rl_workers.commands.cache": "item 4",
     # The armed guard prints `check`'s verdict on its recipe through the command's own
     # reporter (item 5: one reporter every command prints through, below the commands).
     "nemo_rl_workers.guard.recipe_check -> nemo_rl_workers.commands.config_reports":
         "item 5",
-    # An annotation names `FileReport` through the command's re-export, not its home in
-    # reading.migrate_files (item 1: the findings' locator moves onto the one reader).
-    "nemo_rl_workers.findings.adapters -> nemo_rl_workers.commands.migrate": "item 1",
 }
 
 # Today's private names used across modules: "module uses target.name" -> the item of
 # issue 45 that removes it.
 PRIVATE_TODAY = {
-    # The world size and the entry reach extend the tree rules' walk through its private
-    # parts (item 2: one interpreter with a public API they extend).
-    "nemo_rl_workers.checks.tree_world_size uses nemo_rl_workers.checks.tree_rules._called_name":
-        "item 2",
-    "nemo_rl_workers.checks.entry_reach uses nemo_rl_workers.checks.tree_rules._Guard":
-        "item 2",
-    "nemo_rl_workers.checks.entry_reach uses nemo_rl_workers.checks.tree_world_size._SizeWalk":
-        "item 2",
-    # The interpreter's core, split across checks/audit (item 2: its own package).
-    "nemo_rl_workers.checks.audit.config_expressions uses "
-    "nemo_rl_workers.checks.audit.config_tests._short": "item 2",
     # The static cache runs the static checker's private steps (item 4: one cache, keyed by
     # the computation's declared inputs, not by reaching into it).
-    "nemo_rl_workers.checks.static_cache uses nemo_rl_workers.checks.static_check._judge_located":
+    "nemo_rl_workers.checks.static_kept uses nemo_rl_workers.checks.static_check._judge_located":
         "item 4",
-    "nemo_rl_workers.checks.static_cache uses nemo_rl_workers.checks.static_check._write_probe":
+    "nemo_rl_workers.checks.static_kept uses nemo_rl_workers.checks.static_check._write_probe":
         "item 4",
-    # The audit's text shares the check report's private style (item 3: findings as data
-    # and their formats in one place).
-    "nemo_rl_workers.findings.audit_report uses nemo_rl_workers.findings.report._Style":
-        "item 3",
     # An extension's calls are walked with the tree's extension rules' private walker (item
     # 1: one on-demand model of classes outside the tree, extensions included).
     "nemo_rl_workers.checks.audit.subclasses uses "
@@ -116,15 +94,10 @@ TESTS_PRIVATE_TODAY = {
     "nemo_rl_workers.checks.static_check._run_checker": "item 4",
     # The guard's verdicts asked of its private judges (item 1: the guard judges through
     # the one reader's on-demand model, with a public verdict).
-    "tests.guard.test_driver_model uses nemo_rl_workers.guard.driver_model._pointer_name":
-        "item 1",
     "tests.guard.test_driver_model uses nemo_rl_workers.guard.hooks._worker_verdict": "item 1",
     "tests.guard.test_driver_model uses nemo_rl_workers.guard.worker_check._checked": "item 1",
     "tests.guard.test_extension_base uses nemo_rl_workers.guard.hooks._method_verdict":
         "item 1",
-    # Compatibility of two findings decided on their text (item 3: findings as data).
-    "tests.revision.test_trees uses nemo_rl_workers.checks.revision_rules._compatible":
-        "item 3",
 }
 
 # The packages the private-name rule holds: the tool and `contracts`.
@@ -235,8 +208,17 @@ def test_no_arrow_back_up(import_graph: ImportGraph) -> None:
 
 
 def folder_of(module: str) -> str:
-    """`nemo_rl_workers.tree.source.model` -> `nemo_rl_workers.tree` (a stage's folder)."""
-    return ".".join(module.split(".")[:2])
+    """`nemo_rl_workers.tree.source.model` -> `nemo_rl_workers.tree` (a stage's folder); a
+    module LAYERS places on its own (`findings.registry`, on the floor) is its own stage."""
+    own = [prefix for prefixes in LAYERS for prefix in prefixes
+           if prefix.count(".") > 1 and (module == prefix or module.startswith(f"{prefix}."))]
+    return max(own, key=len) if own else ".".join(module.split(".")[:2])
+
+
+def test_a_module_placed_on_its_own_is_its_own_stage() -> None:
+    assert folder_of("nemo_rl_workers.findings.registry") == "nemo_rl_workers.findings.registry"
+    assert folder_of("nemo_rl_workers.findings.report") == "nemo_rl_workers.findings"
+    assert folder_of("nemo_rl_workers.tree.source.model") == "nemo_rl_workers.tree"
 
 
 def test_no_circle_between_stages(import_graph: ImportGraph) -> None:
