@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,10 +166,15 @@ class KeptLoads:
 _LOADS: dict[type[Any], Any] = {KeptParse: CONFIG_PARSE, KeptResolution: CONFIG_RESOLUTION}
 
 
-@functools.cache
 def _libraries() -> str:
     """The installed distributions (a config is parsed and resolved by libraries: PyYAML,
-    OmegaConf), as the static verdicts and the audit key them; once a process."""
+    OmegaConf), as the static verdicts and the audit key them; once per import path, so a
+    path changed for a while (a plugin's folder, a test's) never keys what follows."""
+    return _libraries_on(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _libraries_on(path: tuple[str, ...]) -> str:
     from nemo_rl_workers.checks.static_check import ImportRoots
     from nemo_rl_workers.checks.static_inputs import installed_fingerprint
 

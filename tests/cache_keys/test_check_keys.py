@@ -66,7 +66,7 @@ def test_the_installed_distributions_are_in_a_kept_load_s_key(
     record.parent.mkdir(parents=True)
     record.write_text("yaml/__init__.py,,\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(site))
-    derived_answers._libraries.cache_clear()  # a new process
+    derived_answers._libraries_on.cache_clear()  # a new process
     first = _fresh(checked)
     parsed: list[str] = []
     real = loader._parse_text
@@ -78,7 +78,7 @@ def test_the_installed_distributions_are_in_a_kept_load_s_key(
     monkeypatch.setattr(loader, "_parse_text", counting)
     assert _fresh(checked) == first and parsed == []  # kept: nothing parsed again
     record.write_text("yaml/__init__.py,,\nyaml/_yaml.py,,\n", encoding="utf-8")  # upgraded
-    derived_answers._libraries.cache_clear()  # a new process
+    derived_answers._libraries_on.cache_clear()  # a new process
     assert _fresh(checked) == first
     assert sorted(Path(p).name for p in parsed) == ["parent.yaml", "recipe.yaml"]
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from nemo_rl_workers.cache.folder import MODEL_CACHE_ENV
 from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.reading import atomic_write
@@ -181,6 +182,8 @@ def test_a_migrated_config_on_a_full_disk_is_left_as_it_was(
     config = tmp_path / "old.yaml"
     text = "policy:\n  dtensor_cfg:\n    enabled: true\n  megatron_cfg:\n    enabled: false\n"
     config.write_text(text)
+    # The session's cache folder made before the disk fills: only the config is written here.
+    Store.open(os.environ[MODEL_CACHE_ENV])
     monkeypatch.setattr(atomic_write, "_write_all", injected_full_disk)
     code, _, err = run(["migrate", "--in-place", str(config)])
     assert code == 2

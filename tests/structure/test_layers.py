@@ -84,7 +84,7 @@ TESTS_PRIVATE_TODAY = {
         "item 4",
     "tests.cache_keys.test_check_keys uses nemo_rl_workers.reading.loader._parse_text":
         "item 4",
-    "tests.cache_keys.test_check_keys uses nemo_rl_workers.checks.derived_answers._libraries":
+    "tests.cache_keys.test_check_keys uses nemo_rl_workers.checks.derived_answers._libraries_on":
         "item 4",
     "tests.config.test_interpolation_pruned uses nemo_rl_workers.reading.loader._MERGED":
         "item 4",

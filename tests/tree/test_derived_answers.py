@@ -109,7 +109,9 @@ def _derived(cache: Path) -> list[Path]:
 
 def test_damaged_answers_are_one_line_each_and_never_trusted(
         checked: tuple[str, ...], tmp_path: Path) -> None:
-    fresh = run(*checked)
+    # Both runs in new processes, as two CI steps: this one's import path (Ray, imported by
+    # other tests, adds a folder) would key the installed libraries otherwise.
+    fresh = run_cli_process(*checked)
     entries = _derived(tmp_path / "cache")
     # The file's parse, its resolution, the tree's rules' verdicts, its world size.
     assert len(entries) == 4
