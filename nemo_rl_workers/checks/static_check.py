@@ -229,7 +229,7 @@ def _one_member_protocol(probe: _Probe, protocol: ProtocolSpec, name: str) -> st
     return probe.members[key]
 
 
-def _write_probe(subjects: Sequence[Subject], protocols: Mapping[str, ProtocolSpec]) -> _Probe:
+def write_probe(subjects: Sequence[Subject], protocols: Mapping[str, ProtocolSpec]) -> _Probe:
     from typing_extensions import get_protocol_members
 
     probe = _Probe()
@@ -411,7 +411,7 @@ def _clean(message: str, subjects: Sequence[Subject], probe: _Probe) -> str:
 
 class VerdictCache(Protocol):
     """What `judge` asks of a cache (`static_kept.KeptVerdicts` is one): answer what it
-    validly holds, run `_judge_located` for the rest. A Protocol, so this module needs no
+    validly holds, run `judge_located` for the rest. A Protocol, so this module needs no
     import of the cache, which imports it."""
 
     def judge(self, subjects: Sequence[Subject], protocols: Mapping[str, ProtocolSpec],
@@ -457,7 +457,7 @@ def judge(
     if pending:
         judged = [subjects[i] for i in pending]
         if cache is None:
-            outcome = _judge_located(judged, known, checker, sorted(search), python, roots)
+            outcome = judge_located(judged, known, checker, sorted(search), python, roots)
         else:
             outcome = cache.judge(judged, known, checker, sorted(search), python, roots)
         # Judged against a NeMo-RL tree given (--nemo-rl) only: the environment's own
@@ -563,7 +563,7 @@ def _source_problem(
     return None
 
 
-def _judge_located(
+def judge_located(
     subjects: Sequence[Subject],
     protocols: Mapping[str, ProtocolSpec],
     checker: str,
@@ -571,7 +571,7 @@ def _judge_located(
     python: str,
     roots: ImportRoots | None = None,
 ) -> list[StaticReport]:
-    probe = _write_probe(subjects, protocols)
+    probe = write_probe(subjects, protocols)
     with tempfile.TemporaryDirectory(prefix="nemo-rl-static-") as folder:
         path = Path(folder) / "nemo_rl_static_probe.py"
         path.write_text(probe.text(), encoding="utf-8")

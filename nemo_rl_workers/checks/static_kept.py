@@ -90,7 +90,7 @@ class KeptVerdicts:
         python: str,
         roots: ImportRoots,
     ) -> list[StaticReport]:
-        """`static_check._judge_located`, answering from the store what it validly holds
+        """`static_check.judge_located`, answering from the store what it validly holds
         (static_check reaches it through this method, never importing this module)."""
         combined = _combined(roots)
         run = run_inputs(checker, python, combined, installed_fingerprint(combined), search)
@@ -111,7 +111,7 @@ class KeptVerdicts:
             # fails validation next time instead of being recorded with its new bytes.
             manifests = {i: read_manifest(_start_modules(subjects[i], protocols), resolver)
                          for i in missing}
-            fresh = static_check._judge_located(
+            fresh = static_check.judge_located(
                 [subjects[i] for i in missing], protocols, checker, search, python, roots
             )
             for i, report in zip(missing, fresh, strict=True):
@@ -163,7 +163,7 @@ def run_inputs(checker: str, python: str, combined: ImportRoots, installed: str,
 def verdict_inputs(run: RunInputs, subject: Subject,
                    protocols: Mapping[str, ProtocolSpec]) -> VerdictInputs:
     """The inputs of `subject`'s verdict in a run of `run`."""
-    probe = static_check._write_probe([subject], protocols).text()
+    probe = static_check.write_probe([subject], protocols).text()
     return VerdictInputs(run, subject, probe)
 
 

@@ -92,7 +92,7 @@ def _conflicts(a: Condition, b: Condition) -> bool:
     return any((name, not value) in b for name, value in a)
 
 
-def _transparent(function: Function) -> bool:
+def keeps_signature(function: Function) -> bool:
     """Whether the decorators keep the signature a caller must bind (or forward to it)."""
     return all(d.split("(")[0] in TRANSPARENT_DECORATORS for d in function.decorators)
 
@@ -185,7 +185,7 @@ def audit_extension(
             "(methods they may define are unknown)"
         )
     worker = resolve_fqn(tree, stands_for.fqn) if stands_for is not None else None
-    checker = _Calls(tree, resolver, info, audit, worker)
+    checker = MethodCalls(tree, resolver, info, audit, worker)
     for cls in own:
         for function in cls.methods.values():
             checker.body_calls(cls, function)
@@ -242,7 +242,7 @@ def _actor_bases(tree: SourceTree, info: ClassInfo, ancestors: Sequence[ClassInf
 
 
 @dataclass
-class _Calls:
+class MethodCalls:
     tree: SourceTree
     resolver: Resolver
     info: ClassInfo
@@ -333,7 +333,7 @@ class _Calls:
         self, node: ast.Call, target: Function, owner: ClassInfo, caller: str, spelled: str,
         where: str,
     ) -> None:
-        if not _transparent(target):
+        if not keeps_signature(target):
             self.audit.unknown.append(
                 f"{where}: {spelled}: {owner.name}.{target.name} is decorated "
                 f"({', '.join(target.decorators)}); its signature is not judged")
@@ -370,7 +370,7 @@ class _Calls:
         if owner.fqn not in own and theirs is not None and theirs[0] is target:
             return  # the tree's worker's own definition: judged by the driver-side audit
         self.audit.driver_calls_checked += 1
-        if not _transparent(target):
+        if not keeps_signature(target):
             self.audit.unknown.append(
                 f"{call.call}: {call.method}: the override {owner.name}.{target.name} is "
                 f"decorated ({', '.join(target.decorators)}); its signature is not judged")

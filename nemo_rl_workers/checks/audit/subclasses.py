@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from nemo_rl_workers.checks.audit.call_fit import Sent, fit
 from nemo_rl_workers.checks.audit.extension_rules import (
     ExtensionAudit,
-    _Calls,
-    _transparent,
+    MethodCalls,
+    keeps_signature,
     self_nodes,
 )
 from nemo_rl_workers.checks.audit.rules import Finding
@@ -108,7 +108,7 @@ def audit_subclass(tree: SourceTree, resolver: Resolver, info: ClassInfo,
     if resolver.mro(info).problem is not None:
         return []
     audit = ExtensionAudit(info.fqn, info)
-    checker = _Calls(tree, resolver, info, audit)
+    checker = MethodCalls(tree, resolver, info, audit)
     for function in info.methods.values():
         checker.body_calls(info, function)
     return [*audit.findings, *_base_calls(checker, info, {} if cache is None else cache)]
@@ -131,12 +131,12 @@ def _self_calls(info: ClassInfo, cache: dict[str, _SelfCalls]) -> _SelfCalls:
     return cache[info.fqn]
 
 
-def _base_calls(checker: _Calls, info: ClassInfo,
+def _base_calls(checker: MethodCalls, info: ClassInfo,
                 cache: dict[str, _SelfCalls]) -> list[Finding]:
     """Each override of `info` against the `self.<name>(...)` calls of its bases."""
     out: list[Finding] = []
     for name, override in info.methods.items():
-        if name.startswith("__") or not _transparent(override):
+        if name.startswith("__") or not keeps_signature(override):
             continue
         for base in checker.mro[1:]:
             for function, node in _self_calls(base, cache).get(name, ()):
