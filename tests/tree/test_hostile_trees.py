@@ -8,6 +8,7 @@ timeout and the peak memory is that process's own.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from bench.bench_support import run_child
+from nemo_rl_workers.tree.source.parse import MAX_SOURCE_TOKENS, count_tokens, parse_text
+from nemo_rl_workers.tree.source.reading import MAX_SOURCE_BYTES
 from tests.revision.trees import OLD_FILES, config, old_tree, write
 
 POLICY_CONFIG = """\
@@ -228,6 +231,41 @@ def test_a_module_over_the_cap_is_refused_naming_the_cap_and_the_setting(tmp_pat
             "limit for a module (NEMO_RL_WORKERS_MAX_MODULE_MIB=<MiB> raises it)") in run.out
     raised = measured(root, *COMMANDS["check"], env={"NEMO_RL_WORKERS_MAX_MODULE_MIB": "4"})
     assert raised.code == 0, raised.out
+
+
+def test_a_module_dense_enough_to_cost_a_gib_is_refused_naming_the_budget(
+        tmp_path: Path) -> None:
+    """Memory follows the syntax tree, not the bytes: 8 MiB of `x = [1, 2]` under the size
+    cap peaked at 1.6 GB. A module over the token budget is not parsed, and every verdict
+    it leaves undecided names it; raising the size setting raises the budget with it."""
+    root = _tree(tmp_path)
+    driver = root / "nemo_rl/models/policy/lm_policy.py"
+    line = "_pad = [0, 1, ('pad', 2)]\n"
+    padding = line * (MAX_SOURCE_TOKENS // count_tokens(line) + 1)
+    driver.write_text(OLD_FILES["nemo_rl/models/policy/lm_policy.py"] + padding)
+    assert driver.stat().st_size < MAX_SOURCE_BYTES  # under the size cap
+    run = measured(root, *COMMANDS["check"])
+    assert run.code == 1, run.out + run.err
+    problems = [line for line in run.out.splitlines() if "problem:" in line]
+    assert len(problems) == 2 and all(
+        f"(nemo_rl/models/policy/lm_policy.py: holds over {MAX_SOURCE_TOKENS:,} tokens, the "
+        "limit for a module's syntax tree (NEMO_RL_WORKERS_MAX_MODULE_MIB=<MiB> raises it))"
+        in line for line in problems), run.out
+    assert run.peak_mib < 512, run.peak_mib  # refused before any of it is parsed
+    mib = str(2 * MAX_SOURCE_BYTES // 2**20)
+    raised = measured(root, *COMMANDS["check"], env={"NEMO_RL_WORKERS_MAX_MODULE_MIB": mib},
+                      timeout=300)
+    assert raised.code == 0, raised.out
+
+
+def test_the_token_count_is_what_the_budget_reads() -> None:
+    assert count_tokens("") == 0
+    assert count_tokens("self.worker_group.run(x, 'a b')") == 10  # a string is one
+    assert count_tokens('x = 1  # a comment is one too\n"""a\ndocstring"""\n') == 5
+    assert count_tokens("#" * 100_000) == 1  # the size cap bounds what the parser skips
+    assert count_tokens("é = 1") == 3  # a letter outside ASCII counts, at worst, alone
+    assert count_tokens("x " * 10, stop=3) == 4  # counting ends past `stop`
+    assert isinstance(parse_text("x = 1\n", "m.py"), ast.Module)
 
 
 def test_a_cyclic_mro_in_the_default_worker_is_undecided(tmp_path: Path) -> None:
