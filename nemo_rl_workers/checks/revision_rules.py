@@ -163,13 +163,11 @@ def _drivers_for(kind: str, section: Mapping[str, Any], revision: Revision,
 def unread_reason(revision: Revision) -> str | None:
     """Why no section's class is decided while modules of the tree are unread: each file
     and its cause (the first three, then how many more)."""
-    if not revision.unread:
+    files = revision.unread_files()
+    if files is None:
         return None
-    shown = "; ".join(revision.unread[:3])
-    more = len(revision.unread) - 3
-    rest = f"; and {more} more" if more > 0 else ""
     which = "it" if len(revision.unread) == 1 else "they"
-    return (f"the tree could not be read whole ({shown}{rest}), and {which} may hold the "
+    return (f"the tree could not be read whole ({files}), and {which} may hold the "
             "driver that decides this section's worker class")
 
 

@@ -118,6 +118,10 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
     setups, why = _setups(tree, config, revision)
     if why:
         report.undecided.append(why)
+    unread = revision.unread_files()
+    if unread is not None:  # their rules are missing from the walks, not passed
+        report.undecided.append(f"the tree rules of the modules the tree could not read "
+                                f"({unread}): not checked")
     fields = functools.partial(model_field, tree)
     for function, module in setups:
         model = config_model(tree, module, function.params[0].annotation)

@@ -75,6 +75,12 @@ def tree_world_size(config: Mapping[str, Any], revision: Revision,
     none the model records (the size is then not this tree's to state)."""
     if revision.root is None:
         return None
+    files = revision.unread_files()
+    if files is not None and driver is None:
+        # The first driver the entry builds may be in a module the model lacks: the size of
+        # another driver's cluster would be a guess.
+        return TreeWorldSize(None, f"the tree could not be read whole ({files}), and the "
+                                   "driver whose cluster sets the world size may be there")
     entry = entry_of(config, revision)
     if entry is None:
         return TreeWorldSize(None, "no entry of this tree runs on this config alone (its "

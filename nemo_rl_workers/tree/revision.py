@@ -119,6 +119,14 @@ class Revision:
     answers: Store | None = field(default=None, compare=False, repr=False,
                                   metadata=NOT_STORED)
 
+    def unread_files(self) -> str | None:
+        """The unread modules and their causes as a verdict names them (the first three,
+        then how many more), or None when every module was read."""
+        if not self.unread:
+            return None
+        more = len(self.unread) - 3
+        return "; ".join(self.unread[:3]) + (f"; and {more} more" if more > 0 else "")
+
     def label(self) -> str:
         """What the first line of a report names: the tree, its version and commit, its
         schema."""

@@ -211,6 +211,12 @@ def test_a_driver_that_cannot_be_read_leaves_every_section_undecided(
         assert ": undecided: the tree could not be read whole (" in line
         assert named in line
         assert "may hold the driver that decides this section's worker class" in line
+    # Nor does it state a world size or pass the rules the module may hold.
+    report = json.loads(measured(root, *COMMANDS["check"], "--json").out)
+    assert report["world_size"] is None and named in report["world_size_from"]
+    assert any(note.startswith("the tree rules of the modules the tree could not read (")
+               and named in note and note.endswith("): not checked")
+               for note in report["skipped"]), report["skipped"]
     listing = measured(root, *COMMANDS["list"])
     assert listing.code == 1
     assert any(line.startswith("undecided: this table may lack rows: ") and named in line
