@@ -95,7 +95,7 @@ def _problems(payload: dict[str, Any], rule: str) -> list[dict[str, Any]]:
 
 
 def test_the_template_s_driver_names_its_class(project: Path, cache: Path) -> None:
-    code, out, err = _check(cache, CONFIG)
+    code, out, err = _check(cache, "-v", CONFIG)  # the table of workers
     assert code == 0, out + err
     row = next(line for line in out.splitlines() if line.startswith("  policy "))
     assert row.split()[-1] == EXTENSION and " constructor " in row, out
