@@ -185,10 +185,15 @@ def config_inputs(revision: Revision, config: Mapping[str, Any],
                   sections: Sequence[tuple[str, str]]) -> ConfigInputs | None:
     """The inputs of an answer on `config`, or None where no entry can be kept (no cache;
     a config the canonical JSON cannot hold)."""
+    from nemo_rl_workers.interpret.expressions import Unknown
     from nemo_rl_workers.reading.load_answers import storable
 
-    if revision.key is None or revision.answers is None or not storable(dict(config)):
-        return None  # JSON would not tell an integer key from its string
+    # JSON would not tell an integer key from its string. A value the entry script left
+    # unknown (a log folder named by the time, a token id from the tokenizer) is keyed by
+    # its repr: its reason and what it read, all the rules can see of it.
+    if revision.key is None or revision.answers is None or not storable(
+            dict(config), leaves=(Unknown,)):
+        return None
     from nemo_rl_workers.checks.entry_sections import chosen_algorithm
 
     try:

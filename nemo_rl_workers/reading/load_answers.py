@@ -94,16 +94,17 @@ def resolution_question(data: dict[str, Any],
     return digest.hexdigest()
 
 
-def storable(value: object, depth: int = 0) -> bool:
-    """Whether JSON gives `value` back exactly, its types included."""
+def storable(value: object, depth: int = 0, leaves: tuple[type, ...] = ()) -> bool:
+    """Whether JSON gives `value` back exactly, its types included; an instance of
+    `leaves` counts as a value whose `repr` says it whole (a key, never read back)."""
     if depth > MAX_DEPTH:
         return False
-    if value is None or isinstance(value, (str, bool, int, float)):
+    if value is None or isinstance(value, (str, bool, int, float, *leaves)):
         return True
     if isinstance(value, list):
-        return all(storable(item, depth + 1) for item in value)
+        return all(storable(item, depth + 1, leaves) for item in value)
     if isinstance(value, dict):
-        return all(isinstance(key, str) and storable(item, depth + 1)
+        return all(isinstance(key, str) and storable(item, depth + 1, leaves)
                    for key, item in value.items())
     return False
 

@@ -16,6 +16,7 @@ import pytest
 from nemo_rl_workers.cache.store import FORMAT
 from tests.cli_run import run_cli as run
 from tests.cli_run import run_cli_process
+from tests.corpus import corpus_tree
 from tests.revision.test_tree_rules import POLICY_WITH_RULES, RULES_CONFIG
 from tests.revision.trees import GENERATION, OLD_FILES, config, write
 
@@ -169,3 +170,19 @@ def test_the_audit_s_findings_a_recipe_reaches_are_kept_too(
     (root / "examples/run.py").write_text("print('an entry script the audit reads')\n")
     assert run(*argv) == first and calls == ["scoped"]
     assert run(*argv) == first and calls == ["scoped"]
+
+
+def test_a_config_its_entry_leaves_partly_unknown_is_kept_too(tmp_path: Path) -> None:
+    """A recipe its suite script launches through GRPO's entry, which sets `logger.log_dir`
+    from the time and the pad token from the tokenizer: the rules see those values as
+    unknown, and an unknown value keys the entry by its reason. Before, such a config was
+    never kept (241 of 295 corpus configs), so a warm `check` of the corpus walked their
+    setups again."""
+    recipe = (corpus_tree() / "examples" / "configs" / "recipes" / "llm" /
+              "grpo-llama3.2-1b-instruct-1n8g-fsdp2tp1.v3.yaml")
+    cache = tmp_path / "cache"
+    first = run("check", "--no-verify", "--json", "--cache-dir", str(cache), str(recipe))
+    kept = sorted(json.loads(p.read_text())["computation"] for p in _derived(cache))
+    assert "tree-rules" in kept and "world-size" in kept, kept
+    assert run("check", "--no-verify", "--json", "--cache-dir", str(cache), str(recipe)) \
+        == first
