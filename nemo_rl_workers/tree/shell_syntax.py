@@ -10,6 +10,7 @@ what follows a script's launch never needs to parse.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -603,7 +604,37 @@ def _is_assignment(raw: str) -> bool:
 
 def statements(text: str) -> Iterator[Statement]:
     """The top-level statements of `text`, one at a time; the first construct outside the
-    subset ends the stream as an `Unparsed` statement naming its line."""
+    subset ends the stream as an `Unparsed` statement naming its line. A file read again
+    (`common.env`, which every suite script sources) is parsed once, as far as a walk
+    has read it (the statements are immutable)."""
+    return iter(_parsed(text))
+
+
+class _Parsed:
+    """The statements of one text, parsed as far as a reader has asked."""
+
+    def __init__(self, text: str) -> None:
+        self._source = _statements(text)
+        self._done: list[Statement] = []
+
+    def __iter__(self) -> Iterator[Statement]:
+        index = 0
+        while True:
+            if index == len(self._done):
+                statement = next(self._source, None)
+                if statement is None:
+                    return
+                self._done.append(statement)
+            yield self._done[index]
+            index += 1
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(text: str) -> _Parsed:
+    return _Parsed(text)
+
+
+def _statements(text: str) -> Iterator[Statement]:
     parser = _Parser(text)
     line = 1
     while True:
