@@ -570,7 +570,7 @@ def test_check_verifies_against_the_standin(world: World, place: str) -> None:
     """With verification, the classes the stand-in starts are judged against what its own
     drivers call on them (read from source): its Policy calls `train`, which they have.
     The tool ships no `nemo_rl` to fall back on."""
-    done = world.cli(place, "check", world.path(place, CONFIG))
+    done = world.cli(place, "check", "-v", world.path(place, CONFIG))  # -v: the table
     assert (done.returncode, done.stderr) == (0, ""), done.stdout + done.stderr
     assert POLICY_V2 in done.stdout and "audit:" not in done.stdout, done.stdout
 
