@@ -6,40 +6,49 @@ campaign launch, the same; for each tree, the audit's findings. `python -m
 tests.invariants.record` writes the record; `test_invariants.py` compares today's answers
 with it. Only what a verdict says is kept, in the form the JSON output gives it, with the
 corpus folder written as `<tree>` in keys and values, so the record does not depend on where
-the corpus lies (CI's clone is not this machine's).
+the corpus lies (CI's clone is not this machine's). Each command runs in a new interpreter
+with a fixed environment (`KEPT_VARIABLES`), as the tree's rules read it.
 """
 
 from __future__ import annotations
 
-import io
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nemo_rl_workers.commands.cli import main
 from tests.corpus import CORPORA
 
 # Resolved, so `<tree>` replaces the path the tool prints even where a worktree reaches the
 # corpus through a symlink.
 CORPUS = CORPORA.resolve()
 TREES = {"2026-08": CORPUS / "nemo-rl", "2025-09": CORPUS / "nemo-rl-2025-09"}
+REPO = Path(__file__).resolve().parents[2]
 RECORD = Path(__file__).with_name("verdicts.json")
 CAMPAIGNS = ("nightly.txt", "release.txt")
 
 Json = Any
 
 
+# The environment every verdict is made in: the tree's rules read `os.environ` (lm_policy's
+# `'TORCH_CUDA_ARCH_LIST' not in os.environ`), and a test process's holds what Ray, torch
+# or an earlier test put there. Only what finds Python and the tool is kept.
+KEPT_VARIABLES = ("PATH", "PYTHONPATH", "HOME", "NEMO_RL_WORKERS_STRICT")
+
+
 def _run(argv: list[str]) -> Json:
-    out = io.StringIO()
-    saved = sys.stdout
-    sys.stdout = out
-    try:
-        main(argv)
-    finally:
-        sys.stdout = saved
-    return json.loads(out.getvalue())
+    """`nemo-rl-workers ARGV` in a new interpreter with the kept variables alone."""
+    env = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    done = subprocess.run([sys.executable, "-m", "nemo_rl_workers", *argv], env=env,
+                          cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"nemo-rl-workers {' '.join(argv)}: exit {done.returncode}: "
+                           f"{done.stderr[-2000:]}")
+    return json.loads(done.stdout)
 
 
 def _relative(root: Path) -> Callable[[Json], Json]:

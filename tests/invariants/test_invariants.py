@@ -26,7 +26,10 @@ def test_every_verdict_is_the_recorded_one(name: str) -> None:
     for part in ("configs", "launches"):
         changed = sorted(k for k in recorded[part].keys() | today[part].keys()
                          if recorded[part].get(k) != today[part].get(k))
-        assert not changed, f"{part} whose verdict changed: {changed[:10]}"
+        first = changed[0] if changed else None
+        assert not changed, (f"{part} whose verdict changed: {changed[:10]}; the first, "
+                             f"recorded: {recorded[part].get(first)}, today: "
+                             f"{today[part].get(first)}")
     assert today["audit"] == recorded["audit"]
 
 
