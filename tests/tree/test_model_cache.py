@@ -59,7 +59,7 @@ def test_every_command_starts_from_the_model_the_first_stored(
 
 def test_an_edited_module_is_a_new_model(tree: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    argv = _commands(tree, cache)["check"]
+    argv = (*_commands(tree, cache)["check"], "-v")  # -v: the table, with the FQNs
     code, out, _ = run(*argv)
     assert (code, "dtensor.DTensorPolicyWorker" in out) == (0, True)
     driver = tree / "nemo_rl/models/policy/lm_policy.py"

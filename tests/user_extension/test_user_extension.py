@@ -61,7 +61,7 @@ class Expect:
 
 
 CORRECT: dict[str, Expect] = {
-    "check": Expect(0, r"^\S.*: ok \("),
+    "check": Expect(0, r"^\S.*: ok(, \d+ warnings?)? \("),
     "audit": Expect(0, r"^audit: .*: no findings \(\d+ more in the baseline\)$"),
     "verify-static": Expect(0, r" implements "),
     "verify": Expect(0, r" implements "),
