@@ -12,6 +12,7 @@ import pytest
 from nemo_rl_workers.findings.check_summary import SHOWN_SITES, note_site
 from nemo_rl_workers.interpret.walk import TreeRule
 from nemo_rl_workers.model.table import BUILTIN_ROWS
+from tests.cli.test_cli import BASE_YAML as CLEAN
 from tests.cli_run import run_cli as run
 from tests.corpus import corpus_tree
 
@@ -19,21 +20,6 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "configs"
 MEGATRON, _, VLLM_SYNC, _ = BUILTIN_ROWS
 
-CLEAN = """\
-policy:
-  model_name: tiny
-  train_micro_batch_size: 2
-  logprob_batch_size: 2
-  megatron_cfg:
-    enabled: true
-    tensor_model_parallel_size: 1
-  automodel_cfg:
-    enabled: false
-  generation:
-    backend: vllm
-    vllm_cfg:
-      async_engine: false
-"""
 
 
 def short(fqn: str) -> str:

@@ -9,17 +9,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import FORMAT, Store
 from nemo_rl_workers.reading.atomic_write import TargetRefused, write_atomic
 from tests.audit.tree import write_tree
 from tests.cli_run import run_cli as run
 from tests.docs.snippets import REPO
+from tests.hardening.test_written_files import KEPT, Answer, Asked
 
 WORKERS = '''
 class SyncWorker:
@@ -182,19 +181,6 @@ def test_an_absolute_path_is_judged_from_the_root(tmp_path: Path) -> None:
     assert list(outside.iterdir()) == []
 
 
-@dataclass(frozen=True)
-class _Asked:
-    name: str
-
-
-@dataclass(frozen=True)
-class _Answer:
-    value: int
-
-
-_KEPT = Computation("writes-stay-inside", _Asked, _Answer)
-
-
 def test_a_named_folder_is_the_callers_choice(tmp_path: Path) -> None:
     """A cache folder that is itself a link (a home's cache on a scratch disk) is used;
     a link inside it that leads out is never written through: the entry is not kept."""
@@ -202,15 +188,15 @@ def test_a_named_folder_is_the_callers_choice(tmp_path: Path) -> None:
     scratch.mkdir()
     (tmp_path / "cache").symlink_to(scratch)
     cache = Store.open(tmp_path / "cache")
-    cache.put(_KEPT, _Asked("k"), _Answer(1))
-    assert cache.get(_KEPT, _Asked("k")).payload == _Answer(1)
+    cache.put(KEPT, Asked("k"), Answer(1))
+    assert cache.get(KEPT, Asked("k")).payload == Answer(1)
     assert any(scratch.rglob("*.json"))
     victim = tmp_path / "victim"
     victim.mkdir()
     moved = tmp_path / "moved"
     (scratch / f"v{FORMAT}").rename(moved)
     (scratch / f"v{FORMAT}").symlink_to(victim)
-    cache.put(_KEPT, _Asked("other"), _Answer(2))
+    cache.put(KEPT, Asked("other"), Answer(2))
     assert list(victim.iterdir()) == []
     with pytest.raises(TargetRefused, match="outside"):
         (tmp_path / "cache" / "sub").symlink_to(victim)

@@ -201,30 +201,31 @@ def test_a_new_file_gets_the_mode_the_umask_allows(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
 
 
+# A computation the cache tests here and in test_writes_stay_inside.py store.
 @dataclass(frozen=True)
-class _Asked:
+class Asked:
     name: str
 
 
 @dataclass(frozen=True)
-class _Answer:
+class Answer:
     a: int
 
 
-_KEPT = Computation("hardening-entry", _Asked, _Answer)
+KEPT = Computation("hardening-entry", Asked, Answer)
 
 
 def test_a_cache_entry_is_never_written_through_a_symlink(tmp_path: Path) -> None:
     cache = Store.open(tmp_path / "cache")
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
-    key = _KEPT.key(_Asked("k"))
+    key = KEPT.key(Asked("k"))
     entry = cache.entry_path(key)
     entry.symlink_to(victim)
-    assert cache.get(_KEPT, _Asked("k")).payload is None
-    cache.put(_KEPT, _Asked("k"), _Answer(1))  # the link is replaced by the entry
+    assert cache.get(KEPT, Asked("k")).payload is None
+    cache.put(KEPT, Asked("k"), Answer(1))  # the link is replaced by the entry
     assert victim.read_text() == "keep me\n"
-    assert not entry.is_symlink() and cache.get(_KEPT, _Asked("k")).payload == _Answer(1)
+    assert not entry.is_symlink() and cache.get(KEPT, Asked("k")).payload == Answer(1)
     assert listing(entry.parent) == [f"{key}.json"]
 
 
