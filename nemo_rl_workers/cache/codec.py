@@ -17,7 +17,7 @@ import functools
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, Union, cast
 
 VERSION = 1
@@ -51,9 +51,29 @@ def encode(value: object) -> object:
 def decode(kind: type[_T], raw: object) -> _T:
     """`raw` (JSON, as `encode` writes it) as a value of `kind`, or CodecError."""
     try:
-        return cast(_T, _decode(kind, raw, "payload"))
+        return cast(_T, _decoder(cast(Any, kind))(raw))
+    except _Bad as bad:
+        raise CodecError(f"{bad.what} ({''.join(['payload', *reversed(bad.where)])})") from None
     except RecursionError as deep:
         raise CodecError("a value nested too deep") from deep
+
+
+class _Bad(Exception):
+    """A value not of its type; where it is, gathered part by part on the way out (a kept
+    report holds some 100,000 values: spelling each one's place would cost more than
+    reading it)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.where: list[str] = []  # innermost first
+
+    def at(self, part: str) -> _Bad:
+        self.where.append(part)
+        return self
+
+
+_Decoder = Callable[[object], object]
 
 
 def _stored_fields(cls: type) -> tuple[dataclasses.Field[Any], ...]:
@@ -65,76 +85,133 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _fail(raw: object, what: str, where: str) -> CodecError:
-    return CodecError(f"a {type(raw).__name__} where {what} belongs ({where})")
+def _fail(raw: object, what: str) -> _Bad:
+    return _Bad(f"a {type(raw).__name__} where {what} belongs")
 
 
-def _decode(kind: Any, raw: object, where: str) -> object:
+@functools.cache
+def _decoder(kind: Any) -> _Decoder:
+    """How a value of `kind` is read, worked out once per type."""
     if kind is Any:
-        return raw
+        return lambda raw: raw
     origin = typing.get_origin(kind)
     args = typing.get_args(kind)
     if origin is Literal:
-        if any(type(raw) is type(a) and raw == a for a in args):
-            return raw
-        raise CodecError(f"{raw!r} is none of {list(args)} ({where})")
+        def literal(raw: object) -> object:
+            if any(type(raw) is type(a) and raw == a for a in args):
+                return raw
+            raise _Bad(f"{raw!r} is none of {list(args)}")
+        return literal
     if origin in (Union, types.UnionType):
-        errors: list[CodecError] = []
-        for arm in args:
-            try:
-                return _decode(arm, raw, where)
-            except CodecError as bad:
-                errors.append(bad)
-        # What the value is wrong as, where it is not None: its own arm's reason.
-        raise next((e for a, e in zip(args, errors, strict=True) if a is not type(None)),
-                   errors[0])
+        arms = [(arm, _decoder(arm)) for arm in args]
+
+        def union(raw: object) -> object:
+            errors: list[_Bad] = []
+            for _, arm in arms:
+                try:
+                    return arm(raw)
+                except _Bad as bad:
+                    errors.append(bad)
+            # What the value is wrong as, where it is not None: its own arm's reason.
+            raise next((e for (a, _), e in zip(arms, errors, strict=True)
+                        if a is not type(None)), errors[0])
+        return union
     if kind is type(None):
-        if raw is None:
-            return None
-        raise _fail(raw, "None", where)
-    if kind in (str, bool):
-        if type(raw) is kind:
-            return raw
-        raise _fail(raw, f"a {kind.__name__}", where)
-    if kind is int:
-        if type(raw) is int:
-            return raw
-        raise _fail(raw, "an int", where)
+        def none(raw: object) -> object:
+            if raw is None:
+                return None
+            raise _fail(raw, "None")
+        return none
+    if kind in (str, bool, int):
+        what = f"an {kind.__name__}" if kind is int else f"a {kind.__name__}"
+
+        def exact(raw: object) -> object:
+            if type(raw) is kind:
+                return raw
+            raise _fail(raw, what)
+        return exact
     if kind is float:
-        if type(raw) in (int, float):
-            return float(cast(float, raw))
-        raise _fail(raw, "a float", where)
+        def number(raw: object) -> object:
+            if type(raw) in (int, float):
+                return float(cast(float, raw))
+            raise _fail(raw, "a float")
+        return number
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        return _dataclass(kind, raw, where)
+        return _dataclass_decoder(kind)
     if origin in (tuple, list, frozenset, set):
-        if not isinstance(raw, list):
-            raise _fail(raw, f"a {origin.__name__}", where)
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(raw) != len(args):
-                raise CodecError(f"{len(raw)} items where {len(args)} belong ({where})")
-            return tuple(_decode(a, item, f"{where}[{i}]")
-                         for i, (a, item) in enumerate(zip(args, raw, strict=True)))
-        items = [_decode(args[0], item, f"{where}[{i}]") for i, item in enumerate(raw)]
-        return origin(items)
+            fixed = [_decoder(a) for a in args]
+
+            def row(raw: object) -> object:
+                if not isinstance(raw, list):
+                    raise _fail(raw, "a tuple")
+                if len(raw) != len(fixed):
+                    raise _Bad(f"{len(raw)} items where {len(fixed)} belong")
+                out: list[object] = []
+                try:
+                    for read, item in zip(fixed, raw, strict=True):
+                        out.append(read(item))
+                except _Bad as bad:
+                    raise bad.at(f"[{len(out)}]") from None
+                return tuple(out)
+            return row
+        read_item = _decoder(args[0])
+        name = origin.__name__
+
+        def sequence(raw: object) -> object:
+            if not isinstance(raw, list):
+                raise _fail(raw, f"a {name}")
+            out: list[object] = []
+            try:
+                for item in raw:
+                    out.append(read_item(item))
+            except _Bad as bad:
+                raise bad.at(f"[{len(out)}]") from None
+            return origin(out)
+        return sequence
     if origin in (dict, Mapping, typing.Mapping) or kind is dict:
-        if not isinstance(raw, dict):
-            raise _fail(raw, "a mapping", where)
         key_kind, value_kind = args or (str, Any)
-        return {_decode(key_kind, k, where): _decode(value_kind, v, f"{where}[{k!r}]")
-                for k, v in raw.items()}
-    raise CodecError(f"{kind!r} is not a type the cache reads ({where})")
+        read_key, read_value = _decoder(key_kind), _decoder(value_kind)
+
+        def mapping(raw: object) -> object:
+            if not isinstance(raw, dict):
+                raise _fail(raw, "a mapping")
+            out: dict[object, object] = {}
+            for k, v in raw.items():
+                key = read_key(k)  # a key's fault is the mapping's place
+                try:
+                    out[key] = read_value(v)
+                except _Bad as bad:
+                    raise bad.at(f"[{k!r}]") from None
+            return out
+        return mapping
+
+    def unread(raw: object) -> object:
+        raise _Bad(f"{kind!r} is not a type the cache reads")
+    return unread
 
 
-def _dataclass(cls: type, raw: object, where: str) -> object:
-    if not isinstance(raw, dict):
-        raise _fail(raw, cls.__name__, where)
+def _dataclass_decoder(cls: type) -> _Decoder:
     stored = _stored_fields(cls)
     names = {f.name for f in stored}
-    if set(raw) != names:
-        raise CodecError(f"a {cls.__name__} of other fields ({where})")
-    hints = _hints(cls)
-    values = {f.name: _decode(hints[f.name], raw[f.name], f"{where}.{f.name}") for f in stored}
-    try:
-        return cls(**values)
-    except (TypeError, ValueError) as bad:  # a value its own checks refuse
-        raise CodecError(f"a {cls.__name__} its constructor refuses ({where})") from bad
+    fields: list[tuple[str, _Decoder]] = []
+
+    def read(raw: object) -> object:
+        if not isinstance(raw, dict):
+            raise _fail(raw, cls.__name__)
+        if raw.keys() != names:
+            raise _Bad(f"a {cls.__name__} of other fields")
+        if not fields:  # a field's type may be this class: worked out on first use
+            hints = _hints(cls)
+            fields.extend((f.name, _decoder(hints[f.name])) for f in stored)
+        values: dict[str, object] = {}
+        for name, decoder in fields:
+            try:
+                values[name] = decoder(raw[name])
+            except _Bad as bad:
+                raise bad.at(f".{name}") from None
+        try:
+            return cls(**values)
+        except (TypeError, ValueError) as bad:  # a value its own checks refuse
+            raise _Bad(f"a {cls.__name__} its constructor refuses") from bad
+    return read

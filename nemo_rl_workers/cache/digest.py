@@ -31,6 +31,7 @@ from pathlib import Path
 from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+from nemo_rl_workers.reading.recorded_reads import note_file
 
 RACY_NS = 2_000_000_000
 Stamp = tuple[int, int, int, int, int, str]  # device, inode, size, mtime, ctime; the digest
@@ -76,7 +77,12 @@ class DigestIndex:
 
     def digest(self, path: Path, limit: int) -> str:
         """What `file_digest` answers for `path`, from the index where its stat is the one
-        kept."""
+        kept; recorded as a read of the file (`recorded_reads`) either way."""
+        answer = self._digest(path, limit)
+        note_file(path, limit, answer)
+        return answer
+
+    def _digest(self, path: Path, limit: int) -> str:
         try:
             info = os.stat(path)
         except (OSError, ValueError):

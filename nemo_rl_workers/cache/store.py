@@ -130,7 +130,9 @@ class Store:
         writer; a full disk only costs the next run time."""
         try:
             self._prepare()  # the default folder is made on the first entry stored
-            write_atomic(path, data, links="replace", within=self.folder)
+            # Not synced: a torn entry fails its checksum and is computed again, while a
+            # cold `check` of a repository writes a thousand entries.
+            write_atomic(path, data, links="replace", within=self.folder, durable=False)
         except OSError:
             pass
 

@@ -18,8 +18,10 @@ from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.model.resolver import Resolution, resolve_sections
 from nemo_rl_workers.model.sections import read_by_checks, section_at
 from nemo_rl_workers.reading.origin import Lines, locate, own_line, same_file
+from nemo_rl_workers.reading.recorded_reads import ENVIRON, Exported
 
 if TYPE_CHECKING:
+    from nemo_rl_workers.checks.kept_reports import Asked
     from nemo_rl_workers.checks.tree_rules import ClusterSizes
     from nemo_rl_workers.interpret.expressions import Read
     from nemo_rl_workers.reading.load_answers import LoadAnswers
@@ -98,9 +100,23 @@ def analyze_file(
     value (`load_for_check`). `revision`: the NeMo-RL to judge against (None: the
     reference). `launch`: how the config is launched (its entry script, the variables its
     launch exports); against a tree, the config is judged as that entry hands it to
-    `setup` (`launch_entry`)."""
+    `setup` (`launch_entry`). Against a tree with a cache, the whole report is kept and
+    used again while everything it read reads the same (`kept_reports`)."""
+    from nemo_rl_workers.checks.kept_reports import Asked, kept_report
+
+    asked = Asked(tuple(overrides), world_size, verify, preflight, world_size_from_config,
+                  only_read_env, launch)
+    return kept_report(path, asked, revision, lambda: _judged_file(path, asked, revision))
+
+
+def _judged_file(path: str, asked: Asked, revision: Revision | None) -> ConfigReport:
+    """`analyze_file`'s report, made."""
     from nemo_rl_workers.checks.derived_answers import KeptLoads
     from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
+
+    overrides, world_size, verify, preflight, launch = (
+        asked.overrides, asked.world_size, asked.verify, asked.preflight, asked.launch)
+    world_size_from_config, only_read_env = asked.world_size_from_config, asked.only_read_env
 
     report = ConfigReport(config=path, revision=revision)
     kept = KeptLoads.of(revision)
@@ -215,8 +231,8 @@ def _environ(launch: Launch | None) -> Mapping[str, str]:
     """What the run's code reads from `os.environ`: this process's, with what the launch
     exports."""
     if launch is None or not launch.environ:
-        return os.environ
-    return {**os.environ, **launch.environ}
+        return ENVIRON
+    return Exported(launch.environ)
 
 
 def _analyzed(path: str, config: dict[str, Any], lines: Lines, report: ConfigReport,

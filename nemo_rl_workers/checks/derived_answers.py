@@ -42,6 +42,7 @@ from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.reading.load_answers import KeptParse, KeptResolution
+from nemo_rl_workers.reading.recorded_reads import ENVIRON, note_environ_read
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
@@ -148,7 +149,7 @@ class KeptLoads:
 
     def get(self, question: str, kind: type[_Load]) -> _Load | None:
         computation: Computation[LoadInputs, _Load] = _LOADS[kind]
-        inputs = LoadInputs(self.model, _libraries(), question)
+        inputs = LoadInputs(self.model, installed_libraries(), question)
         got = self.store.get(computation, inputs)
         if got.ignored is not None:
             self.notes.append(f"cache entry {self.store.describe(computation.key(inputs))} "
@@ -156,7 +157,7 @@ class KeptLoads:
         return got.payload
 
     def put(self, question: str, answer: KeptParse | KeptResolution) -> None:
-        inputs = LoadInputs(self.model, _libraries(), question)
+        inputs = LoadInputs(self.model, installed_libraries(), question)
         if isinstance(answer, KeptParse):
             self.store.put(CONFIG_PARSE, inputs, answer)
         else:
@@ -166,7 +167,7 @@ class KeptLoads:
 _LOADS: dict[type[Any], Any] = {KeptParse: CONFIG_PARSE, KeptResolution: CONFIG_RESOLUTION}
 
 
-def _libraries() -> str:
+def installed_libraries() -> str:
     """The installed distributions (a config is parsed and resolved by libraries: PyYAML,
     OmegaConf), as the static verdicts and the audit key them; once per import path, so a
     path changed for a while (a plugin's folder, a test's) never keys what follows."""
@@ -262,15 +263,17 @@ def _by_environment(computation: Computation[ConfigInputs, _K], inputs: ConfigIn
     environment) and stored with them; second, the line about an entry not trusted."""
     store = revision.answers
     if inputs is None or store is None:
-        return made(os.environ)[0], []
+        return made(ENVIRON)[0], []
     got = store.get(computation, inputs)
     if got.payload is not None and _same_environment(got.payload.environ):
+        for name in got.payload.environ:  # read again, as the answer stands for them
+            note_environ_read(name)
         return answer(got.payload), []
-    environ = ReadEnviron(os.environ)
+    environ = ReadEnviron(ENVIRON)
     found, shown = made(environ)
     if not environ.whole:
         for name in shown:
-            environ.read.setdefault(name, os.environ.get(name))
+            environ.read.setdefault(name, ENVIRON.get(name))
         store.put(computation, inputs, kept(found, dict(environ.read)))
     note = got.ignored
     return found, ([f"cache entry {store.describe(computation.key(inputs))} {note}; "

@@ -44,6 +44,7 @@ from nemo_rl_workers.interpret.expressions import (
     Unknown,
     Value,
 )
+from nemo_rl_workers.reading.recorded_reads import ENVIRON, FILE, kind_of
 from nemo_rl_workers.tree.knowledge import ACTOR_ENVIRONMENT_REGISTRIES, EXTENSION_FIELD
 from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.source.imports import function_imports, import_bindings
@@ -229,7 +230,7 @@ class _Script:
                 else:
                     names[arg.arg] = Unknown(f"it reads {arg.arg}, a parameter of "
                                              f"{function.name} that is not the config")
-        scope = Scope(names=names, environ=Environ(os.environ), constants=self.constants,
+        scope = Scope(names=names, environ=Environ(ENVIRON), constants=self.constants,
                       imports=self.imports)
         walk = _Walk(scope, self)
         body = function.body if function is not None else self.module.body
@@ -559,7 +560,7 @@ def _tree_module(root: str, module: str) -> tuple[ast.Module, bool] | None:
     it cannot be read)."""
     base = Path(root, *module.split("."))
     for file in (base.with_suffix(".py"), base / "__init__.py"):
-        if not file.is_file():
+        if kind_of(file) != FILE:
             continue
         parsed = parse_file(file)
         return None if isinstance(parsed, SourceProblem) else (parsed, file.name == "__init__.py")

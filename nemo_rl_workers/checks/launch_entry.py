@@ -2,7 +2,7 @@
 
 The entry is the one the launch names (`check --entry SCRIPT`, a suite script's `uv run
 ENTRY`); else the one upstream's own suite script for the recipe runs
-(`tree.launch_scripts.suite_script_of`); else none: the algorithm whose `setup` the
+(`tree.launch_scripts.suite_launch_of`); else none: the algorithm whose `setup` the
 config's shape fits, as before, and the report says so. The chosen entry's walk
 (`entry_walk`) gives the config its `setup` receives and the entry's own rules; its
 algorithm is the one every tree rule of the run follows (`entry_sections.entry_chosen`).
@@ -67,7 +67,9 @@ def choose_entry(config: str, launch: Launch | None, revision: Revision) -> Chos
             return chosen
         chosen.why = launch.entry_why or NAMED
         return chosen
-    suite = _suite_launch(config)
+    from nemo_rl_workers.tree.launch_scripts import suite_launch_of
+
+    suite = suite_launch_of(config)
     if suite is not None:
         chosen.suite = suite
         if suite.entry is not None and suite.undecided is None:
@@ -102,22 +104,6 @@ def shown_entry(chosen: ChosenEntry, root: str | None) -> str | None:
 def shown_entry_path(chosen: ChosenEntry, root: str | None) -> str | None:
     """The entry's path in the tree (the short name a one-line verdict gives)."""
     return None if chosen.script is None else _shown(chosen.script.path, root)
-
-
-def _suite_launch(config: str) -> Launch | None:
-    from nemo_rl_workers.tree.launch_scripts import (
-        LaunchScriptError,
-        read_launch_script,
-        suite_script_of,
-    )
-
-    script = suite_script_of(config)
-    if script is None:
-        return None
-    try:
-        return read_launch_script(script)
-    except LaunchScriptError:
-        return None
 
 
 def shown_path(path: str, like: str) -> str:

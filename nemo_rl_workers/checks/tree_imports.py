@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nemo_rl_workers.findings.registry import IMPORT_FAILS
+from nemo_rl_workers.reading.recorded_reads import FOLDER, kind_of
 from nemo_rl_workers.tree.checkout import PACKAGE
 from nemo_rl_workers.tree.source import SourceTree
 
@@ -106,7 +107,7 @@ def _paths(tree: SourceTree, dotted: str) -> list[str]:
 
 
 def _is_folder(tree: SourceTree, dotted: str) -> bool:
-    return any(os.path.isdir(path) for path in _paths(tree, dotted))
+    return any(kind_of(path) == FOLDER for path in _paths(tree, dotted))
 
 
 def _unreadable(tree: SourceTree, dotted: str) -> bool:

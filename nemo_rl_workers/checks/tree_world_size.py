@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from nemo_rl_workers.interpret.expressions import (
 from nemo_rl_workers.interpret.models import config_model, model_field
 from nemo_rl_workers.interpret.shape import all_calls, called_name
 from nemo_rl_workers.interpret.walk import SetupWalk, walk_scope, worker_stops
+from nemo_rl_workers.reading.recorded_reads import ENVIRON
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
@@ -95,26 +95,70 @@ def tree_world_size(config: Mapping[str, Any], revision: Revision,
                      build.driver if build is not None else str(driver), clusters, environ)
 
 
+@dataclass(frozen=True)
+class _Walked:
+    """A setup walked on one config: every cluster it builds is sized in its scope."""
+
+    config: Mapping[str, Any]
+    revision: Revision
+    entry: str
+    environ: Mapping[str, str | None]  # each variable the walk read, and its value
+    function: Function
+    walk: SizeWalk | None  # None: nested too deeply to follow
+
+
+# The last walks, by config: one walk sizes the cluster of every driver (`check` asks for
+# the world size, then for the policy's and the generation's clusters, of one config).
+_WALKED: list[_Walked] = []
+_WALKS_KEPT = 4
+
+
+def _walked(config: Mapping[str, Any], revision: Revision, entry: str,
+            clusters: list[ClusterBuild], environ: Mapping[str, str] | None
+            ) -> _Walked | None:
+    """The walk of `entry`'s setup on `config` (None: the setup cannot be read), made
+    once while the config and the variables it read are the same."""
+    from nemo_rl_workers.checks.derived_answers import ReadEnviron
+
+    assert revision.root is not None
+    base: Mapping[str, str] = ENVIRON if environ is None else environ
+    for kept in _WALKED:
+        if kept.config is config and kept.revision is revision and kept.entry == entry and \
+                all(base.get(name) == value for name, value in kept.environ.items()):
+            return kept
+    read = ReadEnviron(base)
+    started = setup_scope(config, revision, entry, read)
+    if started is None:
+        return None
+    tree, function, scope = started
+    walk: SizeWalk | None = SizeWalk(function, scope, Path(revision.root),
+                                     worker_stops(tree, revision, function), tree, clusters)
+    assert walk is not None
+    try:
+        walk.run()
+    except (RecursionError, MemoryError):
+        walk = None
+    walked = _Walked(config, revision, entry, dict(read.read), function, walk)
+    if not read.whole:
+        _WALKED[:] = [*_WALKED[-(_WALKS_KEPT - 1):], walked]
+    return walked
+
+
 def _size(config: Mapping[str, Any], revision: Revision, entry: str, name: str | None,
           driver: str, clusters: list[ClusterBuild],
           environ: Mapping[str, str] | None) -> TreeWorldSize | None:
-    assert revision.root is not None
-    started = setup_scope(config, revision, entry, environ)
-    if started is None:
+    walked = _walked(config, revision, entry, clusters, environ)
+    if walked is None:
         return TreeWorldSize(None, f"{entry}.{SETUP} could not be read")
-    tree, function, scope = started
     if name is None:
         # No build of the driver on one config block is recorded (its config local is
         # bound more than once: GRPO's `generation_config`), but every call building it in
         # the setup names one cluster local: that is the cluster it is built on.
-        name = built_on(function, driver)
+        name = built_on(walked.function, driver)
         if name is None:
             return None
-    walk = SizeWalk(function, scope, Path(revision.root), worker_stops(tree, revision, function),
-                     tree, clusters)
-    try:
-        walk.run()
-    except (RecursionError, MemoryError):
+    walk = walked.walk
+    if walk is None:
         return TreeWorldSize(None, f"{entry}.{SETUP} is nested too deeply to follow")
     value = walk.scope.names.get(name)
     where = f"{entry.rsplit('.', 1)[-1]}.{SETUP}"
@@ -156,7 +200,7 @@ def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
     if module is None or SETUP not in module.functions:
         return None
     function = module.functions[SETUP]
-    env = Environ(os.environ if environ is None else environ)
+    env = Environ(ENVIRON if environ is None else environ)
     model = config_model(tree, module, function.params[0].annotation)
     scope = walk_scope(function, module, env, {function.params[0].name: Known(
         copy.deepcopy(dict(config)), "", model=model)})

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import copy
-import os
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +39,7 @@ from nemo_rl_workers.interpret.expressions import (
 from nemo_rl_workers.interpret.helpers import Budget, HelperEvaluator
 from nemo_rl_workers.interpret.shape import called_name, local_builders, shape_of, starts
 from nemo_rl_workers.interpret.strict import unknown_shape
+from nemo_rl_workers.reading.recorded_reads import ENVIRON
 from nemo_rl_workers.tree.source.imports import import_bindings, is_package_file
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class TreeRule:
         leaves = [r for r in self.reads if r[1] != "{...}"]
         path = leaves[0][0] if leaves else section
         given = ", ".join([f"{p}={v}" for p, v in leaves] +
-                          [f"${name} is {'set' if os.environ.get(name) else 'unset'}"
+                          [f"${name} is {'set' if ENVIRON.get(name) else 'unset'}"
                            for name in self.env])
         asserted = self.exception == "AssertionError"
         how = (f"assert {self.condition} fails" if asserted
@@ -162,6 +163,16 @@ class Branch:
     value: Value
 
 
+@functools.lru_cache(maxsize=1024)
+def file_in_tree(file: str, root: Path) -> str:
+    """`file` as messages name it: relative to the tree's folder where it is inside it
+    (worked out once per file: every helper a walk runs starts a walk of its own)."""
+    try:
+        return str(Path(file).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return file
+
+
 class SetupWalk:
     """One function body, statement by statement, until its workers start."""
 
@@ -188,10 +199,7 @@ class SetupWalk:
         self.results: dict[int, Value] = {}
         self.name = (function.qualname if "." in function.qualname
                      else f"{function.module.rsplit('.', 1)[-1]}.{function.qualname}")
-        try:
-            self.file = str(Path(function.file).resolve().relative_to(root.resolve()))
-        except ValueError:
-            self.file = function.file
+        self.file = file_in_tree(function.file, root)
 
     def run(self) -> None:
         self._body(self.function.node.body, [], None)

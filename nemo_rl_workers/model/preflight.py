@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any, Final, Literal
 
 from nemo_rl_workers.errors import Problem, raise_if_any, show
 from nemo_rl_workers.model.sections import as_mapping, key_problem, policy_backend, worker_sections
+from nemo_rl_workers.reading.recorded_reads import ENVIRON
 
 # Upstream's documented way past the TP>=4 batch-variance check; like upstream,
 # any non-empty value counts as set.
@@ -535,7 +535,7 @@ def preflight_problems(
     """
     if world_size is not None and not _fits("positive_int", world_size):
         raise ValueError(f"world_size must be a positive integer or None, not {world_size!r}")
-    env: Mapping[str, str] = os.environ if environ is None else environ
+    env: Mapping[str, str] = ENVIRON if environ is None else environ
     problems: list[Problem] = []
     advice: list[str] = []
     skipped = [f"{rule.name}: no world size given" for rule in RULES

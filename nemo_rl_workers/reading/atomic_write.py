@@ -136,11 +136,13 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def write_atomic(path: Path, data: bytes, *, links: Links = "follow",
-                 within: Path | None = None) -> None:
+                 within: Path | None = None, durable: bool = True) -> None:
     """Replace `path` by `data` atomically, never through a symlink out of the folder it
     writes in (`within`, else each link's own folder); see the module's docstring. Raises
     OSError (`TargetRefused` for a target that is not a file or lies out of that folder)
-    with the target left unchanged and no temporary file left behind."""
+    with the target left unchanged and no temporary file left behind. `durable`: the bytes
+    reach the disk before the file is replaced (False for what a checksum guards, a cache
+    entry: a crash then costs time, not a wrong answer)."""
     target = _escape(Path(path), None if within is None else Path(within), links)
     mode = _mode(target, links)
     folder = target.parent if str(target.parent) else Path(".")
@@ -150,7 +152,8 @@ def write_atomic(path: Path, data: bytes, *, links: Links = "follow",
             _write_all(fd, data)
             if mode is not None:
                 os.fchmod(fd, mode)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temp, target)

@@ -14,6 +14,8 @@ import stat
 from pathlib import Path
 from typing import Literal
 
+from nemo_rl_workers.reading.recorded_reads import content_digest, note_file
+
 RefusalKind = Literal["missing-file", "not-a-file", "unreadable", "too-large"]
 
 
@@ -37,7 +39,18 @@ def os_reason(error: OSError) -> str:
 
 def read_regular(path: Path, *, limit: int, what: str) -> bytes:
     """The bytes of a regular file of at most `limit` bytes (`what` names the kind of
-    file in the size message: "a config file", "a module"), or FileRefused."""
+    file in the size message: "a config file", "a module"), or FileRefused. Within a
+    recording (`recorded_reads`), the read is recorded: the bytes' digest, or the refusal."""
+    try:
+        raw = _read_regular(path, limit=limit, what=what)
+    except FileRefused as refused:
+        note_file(path, limit, f"refused:{refused.kind}")
+        raise
+    note_file(path, limit, lambda: content_digest(raw))
+    return raw
+
+
+def _read_regular(path: Path, *, limit: int, what: str) -> bytes:
     try:
         # O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))

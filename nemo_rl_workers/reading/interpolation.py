@@ -13,7 +13,6 @@ shows them: they are often tokens.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import threading
@@ -22,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from nemo_rl_workers.reading.omegaconf_resolvers import register_resolver
+from nemo_rl_workers.reading.recorded_reads import ENVIRON, note_redacted
 from nemo_rl_workers.reading.safe_read import ConfigLoadError
 
 MAX_EXPANDED_CHARS = 8 * 1024 * 1024
@@ -45,8 +45,14 @@ def redact(text: str) -> str:
 
 
 def _remember_env(args: str) -> None:
-    name = args.split(",", 1)[0].strip().strip("'\"")
-    value = os.environ.get(name)
+    remember_environ(args.split(",", 1)[0].strip().strip("'\""))
+
+
+def remember_environ(name: str) -> None:
+    """Hide the value of $`name` in what is shown from now on (a config read it through
+    `${oc.env:...}`, or a kept answer stands for a config that did)."""
+    note_redacted(name)
+    value = ENVIRON.get(name)
     if value is not None and len(value) >= MIN_REDACTED_CHARS:
         _ENV_VALUES[value] = name
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+
+from nemo_rl_workers.reading.recorded_reads import ENVIRON, note_environ_read, note_whole_environ
 
 # `${oc.env:NAME}` and `${oc.env:NAME,default}`; a name OmegaConf's grammar allows quoted.
 _ENV_NAME = re.compile(r"""oc\.env\s*:\s*['"]?([A-Za-z_][A-Za-z0-9_]*)""")
@@ -80,18 +81,38 @@ def resolution_question(data: dict[str, Any],
     does not give back exactly, an environment variable named by interpolation)."""
     if not storable(data):
         return None
-    names: set[str] = set()
-    for text in _strings(data):
-        found = _ENV_NAME.findall(text)
-        if text.count("oc.env") != len(found):  # a name built by interpolation, say
-            return None
-        names.update(found)
-    environ = [[name, os.environ.get(name)] for name in sorted(names)]
+    names = interpolated_environ(data)
+    if names is None:
+        return None
+    environ = [[name, ENVIRON.get(name)] for name in sorted(names)]
     who = None if needed is None else f"{needed.__module__}.{needed.__qualname__}"
     digest = hashlib.sha256(b"resolve\0")
     digest.update(json.dumps([environ, who], ensure_ascii=True).encode() + b"\0")
     digest.update(json.dumps(data, ensure_ascii=True, allow_nan=True).encode("ascii"))
     return digest.hexdigest()
+
+
+def interpolated_environ(data: object) -> set[str] | None:
+    """The environment variables `data` interpolates (`${oc.env:NAME}`), or None where a
+    name is not written out (built by interpolation, say)."""
+    names: set[str] = set()
+    for text in _strings(data):
+        found = _ENV_NAME.findall(text)
+        if text.count("oc.env") != len(found):
+            return None
+        names.update(found)
+    return names
+
+
+def note_interpolated_environ(data: object) -> None:
+    """Record, for a kept verdict, the variables resolving `data` reads through OmegaConf
+    (every one, where a name is not written out)."""
+    names = interpolated_environ(data)
+    if names is None:
+        note_whole_environ()
+        return
+    for name in names:
+        note_environ_read(name)
 
 
 def storable(value: object, depth: int = 0, leaves: tuple[type, ...] = ()) -> bool:

@@ -48,6 +48,7 @@ from nemo_rl_workers.reading.interpolation import (
 from nemo_rl_workers.reading.omegaconf_resolvers import register_resolver
 from nemo_rl_workers.reading.origin import remember
 from nemo_rl_workers.reading.pruned_resolve import plain_copy, resolve_pruned
+from nemo_rl_workers.reading.recorded_reads import ENVIRON, Reads, recording, replay
 from nemo_rl_workers.reading.safe_read import ConfigLoadError as ConfigLoadError  # its public home
 from nemo_rl_workers.reading.safe_read import exists, parse_yaml, read_text, resolved
 
@@ -183,7 +184,7 @@ def _check_plain(node: object, path: str, shown: str) -> None:
         )
 
 
-_PARSE_CACHE: dict[tuple[Path, int, int, str], _Parsed] = {}
+_PARSE_CACHE: dict[tuple[Path, int, int, str], tuple[_Parsed, Reads]] = {}
 _PARSE_CACHE_FILES = 512
 _PARSE_CACHE_MAX_BYTES = 256 * 1024
 
@@ -192,7 +193,8 @@ def _parse_cached(path: Path, real: Path, shown: str,
                   kept: LoadAnswers | None = None) -> _Parsed:
     """`_parse`, remembered per (file, mtime, size, shown name): recipes share parents.
 
-    Parsed data is never mutated (merges copy what they change), so sharing is safe.
+    Parsed data is never mutated (merges copy what they change), so sharing is safe. What
+    the parse read is kept with it and recorded again on every hit (`recorded_reads`).
     """
     try:
         stat = real.stat()
@@ -200,13 +202,16 @@ def _parse_cached(path: Path, real: Path, shown: str,
         return _parse(path, shown)  # _parse reports it
     key = (real, stat.st_mtime_ns, stat.st_size, shown)
     cached = _PARSE_CACHE.get(key)
-    if cached is None:
-        cached = _parse(path, shown, kept)
-        if stat.st_size <= _PARSE_CACHE_MAX_BYTES:
-            if len(_PARSE_CACHE) >= _PARSE_CACHE_FILES:
-                _PARSE_CACHE.clear()
-            _PARSE_CACHE[key] = cached
-    return cached
+    if cached is not None:
+        replay(cached[1])
+        return cached[0]
+    with recording() as reads:
+        parsed = _parse(path, shown, kept)
+    if stat.st_size <= _PARSE_CACHE_MAX_BYTES:
+        if len(_PARSE_CACHE) >= _PARSE_CACHE_FILES:
+            _PARSE_CACHE.clear()
+        _PARSE_CACHE[key] = (parsed, reads)
+    return parsed
 
 
 # ------------------------------------------------------------------------ merging
@@ -648,13 +653,18 @@ def _resolve_kept(
 ) -> dict[str, Any]:
     """`_resolve`'s answer, from `kept` where it holds the answer to this question (the
     merged data, the environment variables it interpolates, `needed`'s name)."""
-    if kept is None or not _interpolates(data):
-        return _resolve(data, shown, needed)
     from nemo_rl_workers.reading.load_answers import (
         KeptResolution,
+        note_interpolated_environ,
         resolution_question,
         storable,
     )
+
+    if not _interpolates(data):
+        return _resolve(data, shown, needed)
+    note_interpolated_environ(data)
+    if kept is None:
+        return _resolve(data, shown, needed)
 
     question = resolution_question(data, needed)
     if question is None:
@@ -720,7 +730,7 @@ def _marked(node: object) -> object:
         return [_marked(value) for value in node]
     if isinstance(node, str) and "${" in node:
         return _ENV_REFERENCE.sub(
-            lambda m: m[0] if m[2] in os.environ else _UNSET_MARK.format(name=m[2]), node)
+            lambda m: m[0] if m[2] in ENVIRON else _UNSET_MARK.format(name=m[2]), node)
     return node
 
 

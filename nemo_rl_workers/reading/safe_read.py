@@ -22,6 +22,7 @@ import yaml
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading.guarded_file import FileRefused, os_reason, read_regular
 from nemo_rl_workers.reading.omegaconf_yaml import OmegaConfYamlLoader
+from nemo_rl_workers.reading.recorded_reads import kind_of
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """A config file larger than this is rejected before it is read."""
@@ -77,6 +78,7 @@ def resolved(path: Path, shown: str) -> Path:
 
 def exists(path: Path, shown: str) -> bool:
     """Whether `path` names something, with unusable names (too long, looping) refused."""
+    kind_of(path)  # whether it is there is an input of what is loaded
     try:
         os.stat(path)
     except FileNotFoundError:

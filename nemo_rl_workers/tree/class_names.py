@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from nemo_rl_workers.model.suggest import closest, did_you_mean
+from nemo_rl_workers.reading.recorded_reads import FILE, kind_of, note_listing
 from nemo_rl_workers.tree.source import (
     ImportRoots,
     Located,
@@ -135,8 +136,9 @@ def _top_names(folder: Path) -> set[str]:
         entries = os.listdir(folder)
     except OSError:
         return set()
+    note_listing(folder, entries)
     return {e.removesuffix(".py") for e in entries
-            if e.endswith(".py") or os.path.isfile(os.path.join(folder, e, "__init__.py"))}
+            if e.endswith(".py") or kind_of(os.path.join(folder, e, "__init__.py")) == FILE}
 
 
 # -- classes of modules already imported (`verify`'s import failed on the class)

@@ -13,6 +13,7 @@ script does to the config before the call is the interpreter's to follow
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,29 @@ def read_entry_script(path: str, algorithms: Collection[str], root: str | None =
     text = read_source(Path(path))
     if isinstance(text, SourceProblem):
         raise EntryScriptUnreadable(str(text).replace(path, shown, 1))
+    # A repository's recipes share a few entry scripts: each is modelled once per text.
+    key = (os.path.abspath(path), frozenset(algorithms), root, shown, text)
+    found = _READ.get(key)
+    if found is None:
+        try:
+            found = _entry_script(path, text, algorithms, root, shown)
+        except EntryScriptError as refused:
+            found = refused
+        if len(_READ) >= _READ_KEPT:
+            _READ.clear()
+        _READ[key] = found
+    if isinstance(found, EntryScriptError):
+        raise type(found)(str(found))
+    return found
+
+
+_READ: dict[tuple[str, frozenset[str], str | None, str, str],
+            EntryScript | EntryScriptError] = {}
+_READ_KEPT = 32
+
+
+def _entry_script(path: str, text: str, algorithms: Collection[str], root: str | None,
+                  shown: str) -> EntryScript:
     model = SourceTree(roots=(str(Path(path).parent),))
     name = _module_name(Path(path), root)
     model_module(model, Path(path), name, text)

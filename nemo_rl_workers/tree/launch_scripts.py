@@ -35,6 +35,7 @@ from pathlib import Path
 
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading.guarded_file import FileRefused, os_reason, read_regular
+from nemo_rl_workers.reading.recorded_reads import FOLDER, kind_of
 from nemo_rl_workers.tree.launch import Launch
 from nemo_rl_workers.tree.shell_syntax import (
     AndOr,
@@ -169,6 +170,17 @@ def suite_script_of(recipe: str) -> str | None:
     """The suite script upstream launches `recipe` with: `tests/test_suites/<family>/<name>.sh`
     beside `examples/configs/recipes/<family>/<name>.yaml`, kept only where reading it
     gives that recipe (or cannot tell); None where there is none."""
+    found = _suite_of(recipe)
+    return None if found is None else found[0]
+
+
+def suite_launch_of(recipe: str) -> Launch | None:
+    """The launch `suite_script_of(recipe)` describes, as read there."""
+    found = _suite_of(recipe)
+    return None if found is None else found[1]
+
+
+def _suite_of(recipe: str) -> tuple[str, Launch] | None:
     resolved = Path(os.path.abspath(recipe))
     parts = resolved.parts
     for i in range(len(parts) - 3, -1, -1):
@@ -184,7 +196,7 @@ def suite_script_of(recipe: str) -> str | None:
     except LaunchScriptError:
         return None
     if launch.undecided is not None or _same_file(launch.config, str(resolved)):
-        return str(candidate)
+        return str(candidate), launch
     return None
 
 
@@ -192,6 +204,7 @@ def suite_script_of(recipe: str) -> str | None:
 
 
 def _missing(path: Path) -> str | None:
+    kind_of(path)  # whether a launch script is there is an input of the verdict
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -751,7 +764,7 @@ class _Reader:
             path = os.path.join(state.cwd.text, path)
         state.oldpwd, state.cwd = state.cwd, Text(os.path.normpath(path))
         # Lexical, as bash's logical `cd`; its status is known where the folder is there.
-        return True if os.path.isdir(path) else None
+        return True if kind_of(path) == FOLDER else None
 
     def resolve(self, value: Value, state: ShellState, what: str) -> str | Unknown:
         if isinstance(value, Unknown):

@@ -21,6 +21,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
+from nemo_rl_workers.reading.recorded_reads import FOLDER, kind_of
 from nemo_rl_workers.tree.shell_syntax import (
     AndOr,
     Pipeline,
@@ -671,7 +672,7 @@ def _cd(args: list[str], state: ShellState, stdin: str | None) -> tuple[bool | N
     path = _path(operands[0], state)
     if isinstance(path, Unknown):
         return None, path
-    if not os.path.isdir(path):
+    if kind_of(path) != FOLDER:
         return False, ""
     state.oldpwd, state.cwd = state.cwd, Text(path)
     return True, ""

@@ -65,7 +65,8 @@ def test_a_second_check_is_answered_from_what_the_first_derived(
     assert first[0] == 1 and _refused(first[1]) == ["policy.train_micro_batch_size"]
     assert "this NeMo-RL refuses the config before any worker starts" in first[1]
     cache = tmp_path / "cache"
-    assert len(_derived(cache)) == 4  # the parse, the resolution, the rules, the world size
+    # The parse, the resolution, the rules, the world size, and the whole report.
+    assert len(_derived(cache)) == 5
     stored = _entries(cache)
     assert run_cli_process(*checked) == first
     assert _entries(cache) == stored
@@ -114,33 +115,37 @@ def test_damaged_answers_are_one_line_each_and_never_trusted(
     # other tests, adds a folder) would key the installed libraries otherwise.
     fresh = run_cli_process(*checked)
     entries = _derived(tmp_path / "cache")
-    # The file's parse, its resolution, the tree's rules' verdicts, its world size.
-    assert len(entries) == 4
+    # The file's parse, its resolution, the tree's rules' verdicts, its world size, the
+    # whole report.
+    assert len(entries) == 5
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:40])
     # A new process: nothing of the first run in memory can answer in the entries' place.
     code, out, err = run_cli_process(*checked)
     assert (code, out) == fresh[:2]
     lines = err.splitlines()
-    assert len(lines) == 4 and all(
+    assert len(lines) == 5 and all(
         line.startswith("nemo-rl-workers: warning: cache entry ") and
         "is not whole JSON (truncated or damaged); ignored, the " in line for line in lines)
     assert sum(line.endswith("the config is loaded again") for line in lines) == 2
     assert sum(line.endswith("the tree's own rules are run again") for line in lines) == 1
     assert sum(line.endswith("the world size is computed again") for line in lines) == 1
+    assert sum(line.endswith("the config is judged again") for line in lines) == 1
     assert run_cli_process(*checked) == fresh  # stored over: silent again
 
 
 def test_a_config_json_cannot_hold_is_judged_every_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An integer key: JSON would give it back as a string, so nothing of it is kept."""
+    """An integer key: JSON would give it back as a string, so nothing derived from the
+    config is kept; the report on it is (it holds no config value)."""
     monkeypatch.delenv("FORK_IGNORE_SHARDS", raising=False)
     root = _tree(tmp_path)
     path = config(root, "ints.yaml", RULES_CONFIG + "extra:\n  1: one\n")
     argv = ("check", "--no-verify", "--nemo-rl", str(root), "--cache-dir",
             str(tmp_path / "cache"), path)
     first = run(*argv)
-    assert _derived(tmp_path / "cache") == []
+    assert [json.loads(p.read_text())["computation"]
+            for p in _derived(tmp_path / "cache")] == ["check-report"]
     assert run(*argv) == first
 
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nemo_rl_workers.reading.recorded_reads import FILE, FOLDER, is_recording, kind_of, note_listing
+
 
 def _describe_import_path() -> dict[str, object]:
     """This interpreter's `sys.path` and editable-install maps; reads, never imports."""
@@ -112,6 +114,8 @@ class RootListing:
             except OSError:  # not a folder (a zip on the path), unreadable: stat as before
                 self._names[entry] = None
         names = self._names[entry]
+        if names is not None and is_recording():  # listed once, recorded on each use
+            note_listing(entry, names)
         return names is None or top in names or f"{top}.py" in names
 
 
@@ -133,11 +137,11 @@ def locate(module: str, roots: ImportRoots, listing: RootListing | None = None) 
             continue
         # os.path on strings: this runs for every module of every run (pathlib is slower).
         folder = os.path.join(entry, top)
-        if os.path.isfile(os.path.join(folder, "__init__.py")):
+        if kind_of(os.path.join(folder, "__init__.py")) == FILE:
             candidates.append((Path(folder), Path(entry)))
-        elif os.path.isfile(f"{folder}.py"):
+        elif kind_of(f"{folder}.py") == FILE:
             candidates.append((Path(f"{folder}.py"), Path(entry)))
-        elif os.path.isdir(folder):
+        elif kind_of(folder) == FOLDER:
             portions.append((Path(folder), Path(entry)))
     candidates += portions
     for start, root in candidates:
@@ -152,12 +156,12 @@ def locate(module: str, roots: ImportRoots, listing: RootListing | None = None) 
 def _descend(start: Path, parts: Sequence[str]) -> Path | None:
     here = str(start)
     for part in parts:
-        if not os.path.isdir(here):
+        if kind_of(here) != FOLDER:
             return None
         here = os.path.join(here, part)
-        if not os.path.isdir(here) and os.path.isfile(f"{here}.py"):
+        if kind_of(here) != FOLDER and kind_of(f"{here}.py") == FILE:
             here = f"{here}.py"
-    if os.path.isdir(here):
+    if kind_of(here) == FOLDER:
         init = os.path.join(here, "__init__.py")
-        return Path(init) if os.path.isfile(init) else None
-    return Path(here) if here.endswith(".py") and os.path.isfile(here) else None
+        return Path(init) if kind_of(init) == FILE else None
+    return Path(here) if here.endswith(".py") and kind_of(here) == FILE else None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nemo_rl_workers.reading.guarded_file import FileRefused, os_reason, read_regular
+from nemo_rl_workers.reading.recorded_reads import note_listing
 
 MAX_SOURCE_ENV = "NEMO_RL_WORKERS_MAX_MODULE_MIB"
 """Raises (or lowers) the size cap of one module, in MiB (the guide's "Reading a tree")."""
@@ -74,6 +75,7 @@ def discover(root: Path, problems: list[SourceProblem],
         except OSError as err:
             problems.append(SourceProblem(str(folder), os_reason(err)))
             continue
+        note_listing(folder, (entry.name for entry in entries))
         subfolders: list[Path] = []
         for entry in entries:
             try:
