@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nemo_rl_workers.reading.guarded_file import FileRefused, read_regular
+
 DISTRIBUTION = "vllm-stubs"
 MANIFEST_IN_PACKAGE = "vllm-stubs/manifest.json"
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
@@ -193,9 +195,16 @@ def load_rule(version: str | None = None) -> ExtensionRule:
 def rule_from_manifest(path: Path, installed: Mapping[str, Path] | None = None) -> ExtensionRule:
     versions = tuple(installed or ())
     try:
-        if path.stat().st_size > MAX_MANIFEST_BYTES:
-            raise ExtensionRuleUnavailable(None, versions, f"{path} is over 16 MiB")
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        # Through the guarded reader: a FIFO or a device in its place is never waited on.
+        raw = read_regular(path, limit=MAX_MANIFEST_BYTES, what="a stubs manifest")
+    except FileRefused as refused:
+        if refused.kind == "too-large":
+            raise ExtensionRuleUnavailable(None, versions, f"{path} is over 16 MiB") from None
+        raise ExtensionRuleUnavailable(
+            None, versions, f"{path} does not record vLLM's extension rule ({refused.reason})"
+        ) from None
+    try:
+        data: Any = json.loads(raw.decode("utf-8"))
         section = data["extension_rule"]
         rule = section["rule"]
         workers = {
@@ -220,7 +229,7 @@ def rule_from_manifest(path: Path, installed: Mapping[str, Path] | None = None) 
         )
     except ExtensionRuleUnavailable:
         raise
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as err:
         raise ExtensionRuleUnavailable(
             None, versions, f"{path} does not record vLLM's extension rule ({type(err).__name__})"
         ) from err

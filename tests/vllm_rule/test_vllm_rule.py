@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,11 @@ from nemo_rl.models.generation.vllm.vllm_backend import VllmInternalWorkerExtens
 from contracts.init_call import GENERATION_INIT
 from nemo_rl_workers.checks.contract_check import WorkerCheck, check_worker_class
 from nemo_rl_workers.checks.vllm_extension_rule import (
+    MAX_MANIFEST_BYTES,
     ExtensionRuleUnavailable,
     installed_manifests,
     load_rule,
+    rule_from_manifest,
     runtime_names,
 )
 from nemo_rl_workers.commands.cli import main
@@ -92,6 +95,28 @@ def test_another_vllm_version_must_be_installed() -> None:
     assert str(info.value) == (
         "--vllm-version 0.32.0: no installed vllm-stubs describes vLLM 0.32.0; installed: 0.33.0"
     )
+
+
+@pytest.mark.parametrize("made", ["fifo", "folder", "huge", "deep"])
+def test_a_manifest_that_is_not_a_readable_file_is_one_reason(tmp_path: Path, made: str) -> None:
+    """The manifest is read through the guarded reader: a FIFO in its place is not waited
+    on, a folder or an oversized file is refused, JSON nested past the parser's depth is
+    one reason; never a hang or a traceback."""
+    manifest = tmp_path / "manifest.json"
+    if made == "fifo":
+        os.mkfifo(manifest)
+    elif made == "folder":
+        manifest.mkdir()
+    elif made == "huge":
+        with manifest.open("wb") as f:
+            f.truncate(MAX_MANIFEST_BYTES + 1)
+    else:
+        manifest.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ExtensionRuleUnavailable) as info:
+        rule_from_manifest(manifest)
+    reason = str(info.value)
+    assert str(manifest) in reason and "\n" not in reason
+    assert ("over 16 MiB" in reason) == (made == "huge")
 
 
 def _check(cls: type, protocol: str = "GenerationWorker") -> list[tuple[str, str, str, str, str]]:
