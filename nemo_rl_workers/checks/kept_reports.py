@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from nemo_rl_workers.cache.codec import encode
 from nemo_rl_workers.cache.digest import file_digest
 from nemo_rl_workers.cache.key import Computation, digest_of
+from nemo_rl_workers.checks.config_report import ConfigReport
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.interpret.strict import strict_mode
 from nemo_rl_workers.model.resolver import Resolution
@@ -36,7 +37,6 @@ from nemo_rl_workers.reading.recorded_reads import Reads, recording, replay, sti
 from nemo_rl_workers.tree.launch import Launch
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.config_check import ConfigReport
     from nemo_rl_workers.tree.revision import Revision
 
 
@@ -165,8 +165,6 @@ def _stored(r: ConfigReport) -> StoredReport:
 
 
 def _report(config: str, s: StoredReport, revision: Revision) -> ConfigReport:
-    from nemo_rl_workers.checks.config_check import ConfigReport
-
     return ConfigReport(
         config=config, revision=revision, workers=list(s.workers), problems=list(s.problems),
         warnings=list(s.warnings), skipped=list(s.skipped),

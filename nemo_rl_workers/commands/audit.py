@@ -22,12 +22,12 @@ from nemo_rl_workers.checks.audit.baseline import (
     write_keys,
 )
 from nemo_rl_workers.checks.audit.run import UnusableTree, audit, checkout_root
-from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
-from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.findings.adapters import audit_results
 from nemo_rl_workers.findings.audit_report import render_text, report_json
+from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
 from nemo_rl_workers.findings.formats import STRUCTURED
 from nemo_rl_workers.findings.report import use_color
+from nemo_rl_workers.findings.reporter import Reporter
 from nemo_rl_workers.tree.checkout import project_pin
 
 

@@ -29,9 +29,9 @@ from nemo_rl_workers.cache.digest import FileDigests, digests, file_digest, prog
 from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import Store
 from nemo_rl_workers.checks.static_inputs import installed_fingerprint
-from nemo_rl_workers.commands.cache import open_cache
-from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
+from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
 from nemo_rl_workers.findings.report import use_color
+from nemo_rl_workers.tree.revisions import open_cache
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,20 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from nemo_rl_workers.commands.config_reports import config_revisions, emit_reports
-from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE, verdict
-from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.findings.check_output import config_revisions, emit_reports
+from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE, verdict
 from nemo_rl_workers.findings.formats import STRUCTURED
+from nemo_rl_workers.findings.reporter import Reporter
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.config_check import ConfigReport
+    from nemo_rl_workers.checks.config_report import ConfigReport
     from nemo_rl_workers.tree.launch import Launch
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nemo_rl_workers.checks.config_check import ConfigReport, analyze_file
+    from nemo_rl_workers.checks.config_check import analyze_file
+    from nemo_rl_workers.checks.config_report import ConfigReport
     from nemo_rl_workers.commands.launch_inputs import launch_inputs, undecided_launch
     from nemo_rl_workers.model.preflight import world_size_from
     from nemo_rl_workers.tree.launch import NAMED, Launch
@@ -105,8 +106,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _emit_structured(reports: Sequence[ConfigReport], fmt: str, say: Reporter) -> int:
     """`check --output-format github|sarif|junit`: the reports in `fmt`, the same exit code."""
-    from nemo_rl_workers.commands.cache import say_cache_notes
     from nemo_rl_workers.findings.adapters import check_results
+    from nemo_rl_workers.findings.check_output import say_cache_notes
 
     say_cache_notes(reports, say.err)
     for report in reports:
@@ -135,7 +136,7 @@ def _config_inputs(configs: Sequence[str]) -> list[str | ConfigReport]:
     checked twice). A folder without any is unusable input: a report saying so."""
     from pathlib import Path
 
-    from nemo_rl_workers.checks.config_check import ConfigReport
+    from nemo_rl_workers.checks.config_report import ConfigReport
     from nemo_rl_workers.reading.migrate_files import expand_inputs, is_dir, real_path
     from nemo_rl_workers.reading.yaml_edits import MigrationError
 

@@ -23,9 +23,9 @@ from nemo_rl_workers.checks.config_baseline import (
     write_config_baseline,
     write_config_keys,
 )
-from nemo_rl_workers.checks.config_check import ConfigReport
-from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
-from nemo_rl_workers.commands.reporter import Reporter
+from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
+from nemo_rl_workers.findings.reporter import Reporter
 
 
 @dataclass

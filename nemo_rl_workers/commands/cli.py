@@ -17,17 +17,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO, cast
 
-from nemo_rl_workers.commands.config_reports import check_recipe
-from nemo_rl_workers.commands.exit_codes import (
+from nemo_rl_workers.commands.options import build_parser, format_problem, parse
+from nemo_rl_workers.findings.check_output import check_recipe
+from nemo_rl_workers.findings.exit_codes import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OUTPUT,
     EXIT_UNUSABLE,
 )
-from nemo_rl_workers.commands.options import build_parser, format_problem, parse
-from nemo_rl_workers.commands.reporter import Reporter
-from nemo_rl_workers.commands.streams import OutputFailed, SafeStream, silence_stdout
+from nemo_rl_workers.findings.reporter import Reporter
+from nemo_rl_workers.findings.streams import OutputFailed, SafeStream, silence_stdout
 
 INTERNAL_ERROR_PREFIX = "nemo-rl-workers-internal-error-"
 

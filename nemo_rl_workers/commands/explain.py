@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from nemo_rl_workers.commands.exit_codes import EXIT_OK
-from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.findings.catalogue import TABLES, Entry, entries, nearest, plain
+from nemo_rl_workers.findings.exit_codes import EXIT_OK
+from nemo_rl_workers.findings.reporter import Reporter
 from nemo_rl_workers.model.suggest import did_you_mean
 
 

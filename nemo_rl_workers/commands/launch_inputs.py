@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nemo_rl_workers.checks.config_check import ConfigReport
+from nemo_rl_workers.checks.config_report import ConfigReport
 from nemo_rl_workers.tree.launch import Launch
 
 SCRIPT_SUFFIX = ".sh"

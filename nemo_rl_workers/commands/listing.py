@@ -11,9 +11,9 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_UNUSABLE, verdict
-from nemo_rl_workers.commands.reporter import Reporter
+from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_UNUSABLE, verdict
 from nemo_rl_workers.findings.report import table
+from nemo_rl_workers.findings.reporter import Reporter
 
 if TYPE_CHECKING:
     from nemo_rl_workers.tree.revision import Revision
@@ -196,9 +196,9 @@ def _no_quantized(revision: Revision, driver: str) -> str:
 def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The `list` command: 0, or 2 with one line when an entry point is broken or
     `--nemo-rl` names no tree. A tree other than the reference prints its own table."""
-    from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.model.registry import RegistryError, default_registry
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.revisions import Revisions
 
     say = Reporter(out, err)
     as_json: bool = args.json

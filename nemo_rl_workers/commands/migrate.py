@@ -17,15 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_UNUSABLE, verdict
 from nemo_rl_workers.commands.options import (
     chosen_format,
     migrate_parser,
     parse,
     wants_format,
 )
-from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_UNUSABLE, verdict
+from nemo_rl_workers.findings.reporter import Reporter
 from nemo_rl_workers.model.migration import DROPPED_KEYS as DROPPED_KEYS
 from nemo_rl_workers.model.migration import LOUD
 from nemo_rl_workers.model.migration import RENAMED_BLOCKS as RENAMED_BLOCKS
@@ -82,9 +82,9 @@ def _on_their_own_schema(args: argparse.Namespace, inputs: list[tuple[Path, Path
     """The files whose NeMo-RL reads the older schema they are on: migrate moves configs
     to the schema of their tree, never away from it, so these stay as they are (one line
     per tree says why). None after one line for a bad --nemo-rl."""
-    from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
     from nemo_rl_workers.tree.revision import NEW_SCHEMA
+    from nemo_rl_workers.tree.revisions import Revisions
 
     kept: dict[str, list[Path]] = {}
     revisions = Revisions(args, say.err)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from nemo_rl_workers import __version__
-from nemo_rl_workers.commands import exit_codes
-from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
+from nemo_rl_workers.findings import exit_codes
+from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
 from nemo_rl_workers.findings.formats import FORMATS
 
 _DESCRIPTION = f"""`nemo-rl-workers`: resolve, check, verify and migrate worker configs, audit a

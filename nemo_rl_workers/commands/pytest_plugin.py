@@ -104,7 +104,7 @@ class _CommandItem(pytest.Item):
 
 def _payload(code: int, out: str, err: str) -> Any:
     """The command's JSON, or None when it wrote none (it failed: its stderr says why)."""
-    from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
+    from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
 
     if code == EXIT_UNUSABLE or not out.strip():
         return None

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from nemo_rl_workers.commands.config_reports import config_revisions, emit_reports
-from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
+from nemo_rl_workers.findings.check_output import config_revisions, emit_reports
+from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
 
 
 def run_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

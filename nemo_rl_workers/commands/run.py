@@ -19,8 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_UNUSABLE
-from nemo_rl_workers.commands.reporter import Reporter
+from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_UNUSABLE
+from nemo_rl_workers.findings.reporter import Reporter
 from nemo_rl_workers.guard.recipe_check import recipe_of
 
 USAGE = ("usage: nemo-rl-workers run [--strict] [--warn | --no-preflight] SCRIPT [ARGS...]\n"

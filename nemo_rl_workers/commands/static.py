@@ -10,7 +10,7 @@ import argparse
 from collections import defaultdict
 from typing import TextIO
 
-from nemo_rl_workers.checks.config_check import ConfigReport
+from nemo_rl_workers.checks.config_report import ConfigReport
 from nemo_rl_workers.checks.static_check import (
     StaticReport,
     Subject,
@@ -18,9 +18,10 @@ from nemo_rl_workers.checks.static_check import (
     judge,
 )
 from nemo_rl_workers.checks.static_kept import KeptVerdicts
-from nemo_rl_workers.commands.cache import open_cache, say_static_notes
-from nemo_rl_workers.commands.reporter import Reporter
+from nemo_rl_workers.commands.cache import say_static_notes
 from nemo_rl_workers.errors import Problem
+from nemo_rl_workers.findings.reporter import Reporter
+from nemo_rl_workers.tree.revisions import open_cache
 
 
 def checker_missing(checker: str, err: TextIO) -> bool:

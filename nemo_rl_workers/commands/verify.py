@@ -15,10 +15,10 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE, verdict
-from nemo_rl_workers.commands.reporter import Reporter
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE, verdict
 from nemo_rl_workers.findings.formats import STRUCTURED
+from nemo_rl_workers.findings.reporter import Reporter
 
 if TYPE_CHECKING:
     from nemo_rl_workers.commands.verify_tree import Judged
@@ -73,8 +73,9 @@ def _verify_static(args: argparse.Namespace, say: Reporter, judged: Judged) -> i
     NeMo-RL tree `judged` names first, against that tree's Protocol where it has one)."""
     from nemo_rl_workers.checks.static_check import ProtocolSpec, ProtocolText, Subject, judge
     from nemo_rl_workers.checks.static_kept import KeptVerdicts
-    from nemo_rl_workers.commands.cache import open_cache, say_static_notes
+    from nemo_rl_workers.commands.cache import say_static_notes
     from nemo_rl_workers.commands.static import checker_missing
+    from nemo_rl_workers.tree.revisions import open_cache
 
     if checker_missing(args.checker, say.err):
         return EXIT_UNUSABLE

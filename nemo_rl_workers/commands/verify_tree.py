@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.tree_protocols import TreeProtocol
-    from nemo_rl_workers.commands.reporter import Reporter
+    from nemo_rl_workers.findings.reporter import Reporter
     from nemo_rl_workers.tree.revision import Revision
 
 
@@ -52,9 +52,9 @@ def judged_against(args: argparse.Namespace, say: Reporter) -> Judged | None:
     """The revision and contract for `verify` (see the module docstring); None after one
     line on stderr when the tree or the cache cannot be used, the class does not exist, or
     the tree has no Protocol the contract can stand for."""
-    from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
     from nemo_rl_workers.tree.revision_build import selects_through_library
+    from nemo_rl_workers.tree.revisions import Revisions
     from nemo_rl_workers.tree.stage import revision_of
 
     revisions = Revisions(args, say.err)

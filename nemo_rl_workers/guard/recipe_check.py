@@ -146,7 +146,7 @@ def _check(launch: Launch) -> int | None:
     """`check`'s exit code on the launch, its lines on the process's streams; None when
     the check itself failed (fail open)."""
     try:
-        from nemo_rl_workers.commands.config_reports import check_recipe
+        from nemo_rl_workers.findings.check_output import check_recipe
         from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
         sys.stdout.flush()

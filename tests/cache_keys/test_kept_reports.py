@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.config_check import ConfigReport
+from nemo_rl_workers.checks.config_report import ConfigReport
 from nemo_rl_workers.checks.kept_reports import NOT_KEPT, StoredReport
 from tests.cli_run import run_cli as run
 from tests.corpus import corpus_tree

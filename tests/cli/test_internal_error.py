@@ -14,7 +14,7 @@ import pytest
 
 from nemo_rl_workers.cache.folder import MODEL_CACHE_ENV
 from nemo_rl_workers.commands import cli
-from nemo_rl_workers.commands.exit_codes import EXIT_INTERNAL
+from nemo_rl_workers.findings.exit_codes import EXIT_INTERNAL
 from tests.cli_run import run_cli
 
 SAVED = "nemo-rl-workers-internal-error-*.txt"

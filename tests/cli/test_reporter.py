@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
-from nemo_rl_workers.commands.reporter import Reporter
+from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
+from nemo_rl_workers.findings.reporter import Reporter
 from nemo_rl_workers.findings.results import Results
 
 

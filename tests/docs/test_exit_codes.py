@@ -1,4 +1,4 @@
-"""The exit codes the guide and `--help` document are `commands.exit_codes`' (issue 45):
+"""The exit codes the guide and `--help` document are `findings.exit_codes`' (issue 45):
 each code defined once, and said the same way everywhere it is said."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import io
 import re
 
 from nemo_rl_workers.commands.cli import main
-from nemo_rl_workers.commands.exit_codes import MEANINGS, summary
+from nemo_rl_workers.findings.exit_codes import MEANINGS, summary
 from tests.docs.snippets import REPO
 
 GUIDE = REPO / "docs" / "guides" / "worker-extensions.md"

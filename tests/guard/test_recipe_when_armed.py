@@ -144,7 +144,7 @@ INJECTED = '''
 import runpy
 import sys
 
-import nemo_rl_workers.commands.config_reports as reports
+import nemo_rl_workers.findings.check_output as reports
 
 
 def _injected_check_bug(*args, **kwargs):

@@ -1,6 +1,7 @@
 """Commands by file (issue 45, item 5): each command in its own module, the dispatcher
-only dispatching, the exit codes defined once (`commands.exit_codes`) and the commands'
-lines printed through one reporter (`commands.reporter`). Read from source."""
+only dispatching, the exit codes defined once (`findings.exit_codes`) and the commands'
+lines printed through one reporter (`findings.reporter`, below the commands and the guard,
+which prints through it too). Read from source."""
 
 from __future__ import annotations
 
@@ -16,11 +17,10 @@ from nemo_rl_workers.commands.options import build_parser
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "nemo_rl_workers"
 COMMANDS = PACKAGE / "commands"
-# The modules that write to a stream themselves: the reporter and the streams it is given;
-# and, until the items of issue 45 that rewrite them land, the cache's notes (item 4) and
-# check's rendering (item 6).
-WRITES_ITSELF = {"reporter", "streams", "cache", "audit_cache", "config_reports",
-                 "pytest_plugin"}
+# The commands that write to a stream themselves: until the items of issue 45 that rewrite
+# them land, the cache's notes (item 4) and the pytest plugin's. (The reporter, the streams
+# and check's rendering are below the commands, in `findings`.)
+WRITES_ITSELF = {"cache", "audit_cache", "pytest_plugin"}
 
 
 def _tree(path: Path) -> ast.Module:

@@ -1,7 +1,7 @@
 """What a command prints, through one object: its lines on stdout, its one-line errors on
 stderr, its JSON and its structured formats (`--output-format github|sarif|junit`).
 
-The streams it is given are the dispatcher's `SafeStream`s (`commands.streams`): escaping,
+The streams it is given are the dispatcher's `SafeStream`s (`findings.streams`): escaping,
 redaction and write failures are theirs; the shape of a line is the reporter's. An error
 is one line, `PREFIX MESSAGE`, the message's control characters escaped (`one_line`), so
 a file name or a value can never split it.
@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from nemo_rl_workers.commands.exit_codes import EXIT_UNUSABLE
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
 
 if TYPE_CHECKING:
     from nemo_rl_workers.findings.results import Results

@@ -2,8 +2,9 @@
 
 What `check` and `resolve` print (text or JSON) and their exit code; which tree each config
 belongs to; and `check_recipe`, `check`'s verdict on one recipe that `nemo-rl-workers run`
-and the armed guard run before the program. The guard imports this module, not the CLI,
-so it never reaches `run`'s launcher (no import cycle).
+and the armed guard run before the program. Below the commands and the guard: the guard
+prints its recipe's verdict as `check` does without importing a command (the commands
+arm the guard: `run`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from nemo_rl_workers.commands.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
-from nemo_rl_workers.commands.streams import SafeStream
 from nemo_rl_workers.errors import one_line
+from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
+from nemo_rl_workers.findings.streams import SafeStream
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.config_check import ConfigReport
+    from nemo_rl_workers.checks.config_report import ConfigReport
     from nemo_rl_workers.tree.revision import Revision
 
 
@@ -58,7 +59,6 @@ def emit_reports(reports: list[ConfigReport], as_json: bool, out: TextIO, err: T
     text, `quiet`: one line per config and its problems and warnings, the notes counted
     once (`findings.check_summary`), else each config's table and notes; `summary`: a
     last line counting the verdicts."""
-    from nemo_rl_workers.commands.cache import say_cache_notes
     from nemo_rl_workers.findings.check_summary import (
         quiet_block,
         skipped_summary,
@@ -119,8 +119,8 @@ def config_revisions(args: argparse.Namespace, configs: Sequence[str],
                err: TextIO) -> dict[str, Revision] | None:
     """The NeMo-RL each config is judged against; None after one line for a bad --nemo-rl
     (or --cache-dir)."""
-    from nemo_rl_workers.commands.cache import Revisions
     from nemo_rl_workers.tree.checkout import UnusableCheckout, find_checkout
+    from nemo_rl_workers.tree.revisions import Revisions
 
     found: dict[str, Revision] = {}
     revisions = Revisions(args, err)
@@ -136,3 +136,11 @@ def config_revisions(args: argparse.Namespace, configs: Sequence[str],
     finally:
         revisions.say_notes()
     return found
+
+
+def say_cache_notes(reports: Sequence[ConfigReport], err: TextIO) -> None:
+    """The lines about cache entries not trusted while the configs were judged, once each."""
+    from nemo_rl_workers.errors import one_line
+
+    for note in dict.fromkeys(n for report in reports for n in report.cache_notes):
+        print(f"nemo-rl-workers: warning: {one_line(note)}", file=err)
