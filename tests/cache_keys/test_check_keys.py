@@ -6,15 +6,15 @@ test_derived_answers.py covers the environment variables)."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks import derived_answers
-from nemo_rl_workers.reading import loader
 from tests.cache_keys.tree import edit
-from tests.cli_run import run_cli as run
+from tests.cli_run import run_cli_process
 from tests.revision.test_tree_rules import RULES_CONFIG
 from tests.revision.trees import config
 from tests.tree.test_derived_answers import _refused, _tree
@@ -32,9 +32,15 @@ def checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[s
 
 
 def _fresh(argv: tuple[str, ...]) -> tuple[int, str, str]:
-    loader._PARSE_CACHE.clear()  # this process's own memo of parses: not the cache
-    loader._MERGED.clear()
-    return run(*argv)
+    """A check in a new interpreter: nothing of an earlier run in memory answers for it."""
+    return run_cli_process(*argv)
+
+
+def _kept(cache: Path, computation: str) -> dict[Path, tuple[int, int]]:
+    """The store's entries of one computation, by inode and modification time (an answer
+    made again is written over its entry: a new file renamed into place)."""
+    return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in cache.rglob("*.json")
+            if json.loads(p.read_text()).get("computation") == computation}
 
 
 def test_a_defaults_parent_is_in_the_key(checked: tuple[str, ...]) -> None:
@@ -59,28 +65,23 @@ def test_a_module_of_the_tree_is_in_the_key(checked: tuple[str, ...]) -> None:
 def test_the_installed_distributions_are_in_a_kept_load_s_key(
         checked: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A parse kept under one install of the YAML library is not taken under another: a
-    distribution on the path (its RECORD, as pip rewrites it) changes, the file is parsed
-    again."""
+    distribution on the path (its RECORD, as pip rewrites it) changes, the files are parsed
+    again (new entries); unchanged, nothing is parsed or stored again."""
     site = tmp_path / "env" / "site-packages"
     record = site / "pyyaml-6.0.dist-info" / "RECORD"
     record.parent.mkdir(parents=True)
     record.write_text("yaml/__init__.py,,\n", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(site))
-    derived_answers._libraries_on.cache_clear()  # a new process
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(site), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    cache = tmp_path / "cache"
     first = _fresh(checked)
-    parsed: list[str] = []
-    real = loader._parse_text
-
-    def counting(text: str, shown: str) -> object:
-        parsed.append(shown)
-        return real(text, shown)
-
-    monkeypatch.setattr(loader, "_parse_text", counting)
-    assert _fresh(checked) == first and parsed == []  # kept: nothing parsed again
+    parses = _kept(cache, "config-parse")
+    assert len(parses) == 2  # the recipe and its parent
+    assert _fresh(checked) == first and _kept(cache, "config-parse") == parses
     record.write_text("yaml/__init__.py,,\nyaml/_yaml.py,,\n", encoding="utf-8")  # upgraded
-    derived_answers._libraries_on.cache_clear()  # a new process
     assert _fresh(checked) == first
-    assert sorted(Path(p).name for p in parsed) == ["parent.yaml", "recipe.yaml"]
+    again = _kept(cache, "config-parse")
+    assert len(again) == 4 and set(parses) < set(again)
 
 
 def test_what_the_model_reads_afresh_is_never_kept(checked: tuple[str, ...]) -> None:

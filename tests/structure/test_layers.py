@@ -59,15 +59,9 @@ PRIVATE_TODAY: dict[str, str] = {}
 # Tests that reach into the tool's private names (issue 45, item 7: a test holds what users
 # see, so a move of code does not break it): "test uses target.name" -> who removes it.
 TESTS_PRIVATE_TODAY = {
-    # This process's memo of parses, emptied to act as a new process; and a parse counted
-    # (item 4: the cache's tests run a new process or read the store, as the tree's do).
-    "tests.cache_keys.test_check_keys uses nemo_rl_workers.reading.loader._MERGED": "item 4",
-    "tests.cache_keys.test_check_keys uses nemo_rl_workers.reading.loader._PARSE_CACHE":
-        "item 4",
-    "tests.cache_keys.test_check_keys uses nemo_rl_workers.reading.loader._parse_text":
-        "item 4",
-    "tests.cache_keys.test_check_keys uses nemo_rl_workers.checks.derived_answers._libraries_on":
-        "item 4",
+    # This process's memos of merges and resolutions, emptied to act as a new process
+    # (item 4: the cache's tests run a new process or read the store, as test_check_keys
+    # now does).
     "tests.config.test_interpolation_pruned uses nemo_rl_workers.reading.loader._MERGED":
         "item 4",
     "tests.config.test_interpolation_pruned uses "
