@@ -112,9 +112,13 @@ def kept_report(config: str, asked: Asked, revision: Revision | None,
         return judge()
     from nemo_rl_workers.checks.derived_answers import installed_libraries
 
+    try:
+        folder = os.getcwd()
+    except OSError:  # the working folder was removed: a path as given names nothing sure
+        return judge()
     inputs = ReportInputs(
         model=revision.key, revision=_revision_digest(revision), libraries=installed_libraries(),
-        folder=os.getcwd(), path=tuple(sys.path), config=config,
+        folder=folder, path=tuple(sys.path), config=config,
         arguments=json.dumps([encode(asked), strict_mode()], sort_keys=True))
     got = store.get(CHECK_REPORT, inputs)
     if got.payload is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,21 @@ def test_a_variable_the_sourced_file_exports_is_read_again(tmp_path: Path) -> No
     again = _cached(cache, str(recipe))
     assert again == _fresh(str(recipe)), again
     assert "with FORK_IGNORE_SHARDS=1 exported" in again[1]
+
+
+def test_a_check_from_a_removed_working_folder_is_judged_not_kept(tmp_path: Path) -> None:
+    """Paths as given are read from the working folder: with none, nothing is kept (and
+    nothing fails)."""
+    _, recipe, entry = _tree_with_entry(tmp_path, ESCAPE)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    cache = tmp_path / "cache"
+    script = (f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m nemo_rl_workers '
+              f'check --no-verify --cache-dir "{cache}" --entry "{entry}" "{recipe}"')
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr[-2000:]
+    assert not [p for p in cache.rglob("*.json") if '"check-report"' in p.read_text()]
 
 
 @pytest.mark.slow  # the corpus judged three times: about 40 s
