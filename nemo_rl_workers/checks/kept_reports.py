@@ -24,10 +24,11 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nemo_rl_workers.cache.codec import encode
-from nemo_rl_workers.cache.digest import file_digest
+from nemo_rl_workers.cache.digest import DigestIndex
 from nemo_rl_workers.cache.key import Computation, digest_of
 from nemo_rl_workers.checks.config_report import ConfigReport
 from nemo_rl_workers.errors import Problem
@@ -186,27 +187,11 @@ def _reads(kept: KeptReport) -> Reads:
                  environ=dict(kept.environ))
 
 
-# A file's digest by its stat, within one process: the entry script of most configs is
-# the same file, read once.
-_DIGESTS: dict[tuple[str, int], tuple[tuple[int, int, int, int], str]] = {}
+# The digests of the files reports read, by their stat, within one process (the stat
+# index the tree model uses, kept in memory only): the entry script of most configs is the
+# same file, hashed once.
+_INDEX = DigestIndex(None, "kept reports")
 
 
 def _digest(path: str, limit: int) -> str:
-    try:
-        info = os.stat(path)
-        stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    except (OSError, ValueError):
-        return file_digest_of(path, limit)
-    known = _DIGESTS.get((path, limit))
-    if known is not None and known[0] == stamp:
-        return known[1]
-    digest = file_digest_of(path, limit)
-    _DIGESTS[(path, limit)] = (stamp, digest)
-    return digest
-
-
-def file_digest_of(path: str, limit: int) -> str:
-    from pathlib import Path
-
-    return file_digest(Path(path), limit)
-
+    return _INDEX.digest(Path(path), limit)
