@@ -32,20 +32,44 @@ class CodecError(ValueError):
 def encode(value: object) -> object:
     """The JSON form of `value` (see the module docstring); TypeError for a value of a
     type the codec does not write."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in _stored_fields(type(value))}
-    if isinstance(value, (frozenset, set)):
-        items = [encode(item) for item in value]
-        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
-    if isinstance(value, (tuple, list)):
-        return [encode(item) for item in value]
-    if isinstance(value, Mapping):
-        if not all(isinstance(k, str) for k in value):
-            raise TypeError("a mapping whose keys are not all strings")
-        return {k: encode(v) for k, v in value.items()}
-    raise TypeError(f"a {type(value).__name__} is not a value the cache stores")
+    kind: type = type(value)
+    return _encoder(kind)(value)
+
+
+_Encoder = Callable[[object], object]
+
+
+@functools.cache
+def _encoder(kind: type) -> _Encoder:
+    """How a value of `kind` is written, worked out once per type (a kept report holds
+    some 100,000 values: asking each what it is costs more than writing it)."""
+    if kind is type(None) or issubclass(kind, (str, bool, int, float)):
+        return lambda value: value
+    if dataclasses.is_dataclass(kind):
+        names = tuple(f.name for f in _stored_fields(kind))
+        return lambda value: {name: encode(getattr(value, name)) for name in names}
+    if issubclass(kind, (frozenset, set)):
+        return _encode_set
+    if issubclass(kind, (tuple, list)):
+        return lambda value: [encode(item) for item in cast(list[object], value)]
+    if issubclass(kind, Mapping):
+        return _encode_mapping
+
+    def unwritten(value: object) -> object:
+        raise TypeError(f"a {kind.__name__} is not a value the cache stores")
+    return unwritten
+
+
+def _encode_set(value: object) -> object:
+    items = [encode(item) for item in cast(set[object], value)]
+    return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+
+
+def _encode_mapping(value: object) -> object:
+    mapping = cast(Mapping[object, object], value)
+    if not all(isinstance(k, str) for k in mapping):
+        raise TypeError("a mapping whose keys are not all strings")
+    return {k: encode(v) for k, v in mapping.items()}
 
 
 def decode(kind: type[_T], raw: object) -> _T:

@@ -28,7 +28,6 @@ decodes it) and parsed, never imported; one that cannot be is `UnusableDriver` (
 from __future__ import annotations
 
 import ast
-import copy
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ from nemo_rl_workers.interpret.expressions import (
     Unknown,
     Value,
 )
+from nemo_rl_workers.reading.plain_data import plain_copy
 from nemo_rl_workers.reading.recorded_reads import ENVIRON, FILE, kind_of
 from nemo_rl_workers.tree.knowledge import ACTOR_ENVIRONMENT_REGISTRIES, EXTENSION_FIELD
 from nemo_rl_workers.tree.revision import Revision
@@ -221,7 +221,7 @@ class _Script:
         statements before it may have changed (path -> why)."""
         function = self._function_of(call)
         names: dict[str, Value] = {}
-        config = copy.deepcopy(dict(self.config))
+        config = plain_copy(dict(self.config))
         if function is not None:
             for arg in [*function.args.posonlyargs, *function.args.args,
                         *function.args.kwonlyargs]:

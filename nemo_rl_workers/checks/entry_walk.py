@@ -26,7 +26,6 @@ name is bound to something the walk cannot follow, the run is undecided, the lin
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from nemo_rl_workers.interpret.expressions import Environ, Known, Unknown, Value
 from nemo_rl_workers.interpret.models import config_model, model_field
 from nemo_rl_workers.interpret.walk import SetupWalk, TreeRule, walk_scope, worker_stops
+from nemo_rl_workers.reading.plain_data import plain_copy
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
 from nemo_rl_workers.tree.source.resolve import dotted_name
 from nemo_rl_workers.tree.source_kept import tree_source
@@ -71,7 +71,7 @@ def run_entry(script: EntryScript, config: Mapping[str, Any], revision: Revision
         run.undecided = "no NeMo-RL tree is read (the reference runs no entry script)"
         return run
     tree = tree_source(revision.root)
-    walk = _EntryWalk(script, copy.deepcopy(dict(config)), revision, tree, environ)
+    walk = _EntryWalk(script, plain_copy(dict(config)), revision, tree, environ)
     with collector_paused():  # it models the helpers it walks (see tree.source.gc_pause)
         try:
             walk.run()

@@ -18,7 +18,6 @@ config's own keys.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution, Source
 from nemo_rl_workers.model.sections import as_mapping, model_sections, quant_cfg_of
 from nemo_rl_workers.model.suggest import closest, did_you_mean
+from nemo_rl_workers.reading.plain_data import plain_copy
 from nemo_rl_workers.tree.entry_builds import EntryBuild
 from nemo_rl_workers.tree.knowledge import EXTENSION_FIELD, SECTION_ROLES, SWITCHES
 from nemo_rl_workers.tree.revision import (
@@ -333,7 +333,7 @@ def _as_driver_keeps(path: str, section: Mapping[str, Any], driver: str, revisio
     cleared = [key for key in revision.clears.get(driver, ()) if _at(section, key) is not None]
     if not cleared:
         return section
-    kept: dict[str, Any] = copy.deepcopy(dict(section))
+    kept: dict[str, Any] = plain_copy(dict(section))
     for key in cleared:
         *parents, last = key.split(".")
         node: object = kept
@@ -383,7 +383,7 @@ def _undecided(path: str, reason: str) -> Problem:
 def schema_view(config: Mapping[str, Any], revision: Revision) -> dict[str, Any]:
     """The config as the rules read it: on an older tree, each `dtensor_cfg` read as
     `automodel_cfg` and its `_v2` (a switch of that tree, not a stale key) left out."""
-    view: dict[str, Any] = copy.deepcopy(dict(config))
+    view: dict[str, Any] = plain_copy(dict(config))
     if revision.schema != OLD_SCHEMA:
         return view
     for _, value in model_sections(view):

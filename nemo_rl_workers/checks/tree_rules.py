@@ -23,7 +23,6 @@ assertion has it checked.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from nemo_rl_workers.interpret.walk import (
     walk_scope,
     worker_stops,
 )
+from nemo_rl_workers.reading.plain_data import plain_copy
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
@@ -126,7 +126,7 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
     for function, module in setups:
         model = config_model(tree, module, function.params[0].annotation)
         scope = walk_scope(function, module, env, {function.params[0].name: Known(
-            copy.deepcopy(dict(config)), "", model=model)})
+            plain_copy(dict(config)), "", model=model)})
         scope.fields = fields
         _collect(report, SetupWalk(function, scope, root,
                                    worker_stops(tree, revision, function), tree),
@@ -151,7 +151,7 @@ def _tree_rule_report(config: Mapping[str, Any], revision: Revision,
                                     "config parameter this check can bind" if param is None
                                     else f"{path} is not a mapping")
             continue
-        bound: dict[str, Value] = {param: Known(copy.deepcopy(dict(section)), path)}
+        bound: dict[str, Value] = {param: Known(plain_copy(dict(section)), path)}
         bound.update(_cluster(function, driver, environ, sizes))
         scope = walk_scope(function, module, env, bound)
         _collect(report, SetupWalk(function, scope, root,

@@ -17,7 +17,6 @@ reference's arithmetic in its place.
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from nemo_rl_workers.interpret.expressions import (
 from nemo_rl_workers.interpret.models import config_model, model_field
 from nemo_rl_workers.interpret.shape import all_calls, called_name
 from nemo_rl_workers.interpret.walk import SetupWalk, walk_scope, worker_stops
+from nemo_rl_workers.reading.plain_data import plain_copy
 from nemo_rl_workers.reading.recorded_reads import ENVIRON
 from nemo_rl_workers.tree.entry_builds import CLUSTER_KEYWORD
 from nemo_rl_workers.tree.knowledge import SETUP
@@ -203,7 +203,7 @@ def setup_scope(config: Mapping[str, Any], revision: Revision, entry: str,
     env = Environ(ENVIRON if environ is None else environ)
     model = config_model(tree, module, function.params[0].annotation)
     scope = walk_scope(function, module, env, {function.params[0].name: Known(
-        copy.deepcopy(dict(config)), "", model=model)})
+        plain_copy(dict(config)), "", model=model)})
     scope.fields = functools.partial(model_field, tree)
     return tree, function, scope
 

@@ -19,6 +19,7 @@ variables read to get it, so a verdict can say what it was decided on.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 from collections.abc import Callable, Mapping
@@ -27,6 +28,7 @@ from typing import Any, TypeAlias
 
 from nemo_rl_workers.interpret.conditions import short_value
 from nemo_rl_workers.interpret.strict import unknown_shape
+from nemo_rl_workers.tree.source.parse import node_text
 from nemo_rl_workers.tree.source.resolve import dotted_name
 
 MAX_DEPTH = 40  # nested expressions followed; deeper is Unknown (hostile source)
@@ -232,7 +234,7 @@ class Evaluator:
             chosen = self.value(node.body if holds else node.orelse, depth)
             return _with(chosen, test)
         if isinstance(node, _NOT_COMPUTED):
-            return Unknown(f"{_text(node)} is not a value this check computes")
+            return Unknown(f"{short_text(node)} is not a value this check computes")
         return Unknown(unknown_shape(node, "an expression"))
 
     def _dict(self, node: ast.Dict, depth: int) -> Value:
@@ -246,7 +248,8 @@ class Evaluator:
                 return _unknown(value.reason, *parts)
             if key is None:
                 if not isinstance(value.value, Mapping) or isinstance(value.value, Environ):
-                    return _unknown(f"{_text(node)} unpacks a value that is no mapping", *parts)
+                    return _unknown(f"{short_text(node)} unpacks a value that is no mapping",
+                                    *parts)
                 built.update(value.value)
                 continue
             name = self.value(key, depth)
@@ -256,7 +259,7 @@ class Evaluator:
             try:
                 built[name.value] = value.value
             except TypeError:
-                return _unknown(f"{_text(node)} has an unhashable key", *parts)
+                return _unknown(f"{short_text(node)} has an unhashable key", *parts)
         return _known(built, *parts)
 
     def _name(self, name: str) -> Value:
@@ -283,7 +286,7 @@ class Evaluator:
             return self._key(base, node.attr, subscript=True, attribute=True)
         if isinstance(base, Unknown):
             return base
-        return _unknown(f"it reads {_text(node)}, which is not a config value", base)
+        return _unknown(f"it reads {short_text(node)}, which is not a config value", base)
 
     def _key(self, base: Known, key: object, *, subscript: bool,
              default: Value | None = None, attribute: bool = False) -> Value:
@@ -335,13 +338,13 @@ class Evaluator:
                 return _unknown(found.reason, base, index, found)
             return _known(found, base, index)
         except Exception:
-            return _unknown(f"{_text(node)} cannot be read from the config's values", base)
+            return _unknown(f"{short_text(node)} cannot be read from the config's values", base)
 
     def _call(self, node: ast.Call, depth: int) -> Value:
         func = node.func
         args = [self.value(a, depth) for a in node.args]
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
-            return _unknown(f"it calls {_text(func)}(...) with keywords or unpacking", *args)
+            return _unknown(f"it calls {short_text(func)}(...) with keywords or unpacking", *args)
         if isinstance(func, ast.Attribute) and func.attr == "get" and 1 <= len(args) <= 2:
             base = self.value(func.value, depth)
             if isinstance(base, Unknown):
@@ -354,7 +357,7 @@ class Evaluator:
                 return base.value.read(key.value, base.reads, base.env, default)
             if isinstance(base.value, Mapping) and base.path is not None:
                 return self._key(base, key.value, subscript=False, default=default)
-            return _unknown(f"it calls {_text(func)}(), not on a config block", base)
+            return _unknown(f"it calls {short_text(func)}(), not on a config block", base)
         if isinstance(func, ast.Attribute) and func.attr == "getenv" and isinstance(
                 func.value, ast.Name) and self.scope.imports.get(func.value.id) == "os" \
                 and 1 <= len(args) <= 2 and isinstance(args[0], Known) and isinstance(
@@ -368,7 +371,7 @@ class Evaluator:
             try:
                 result = _BUILTINS[func.id](*[a.value for a in args if isinstance(a, Known)])
             except Exception:
-                return _unknown(f"{_text(node)} raises on the config's values", *args)
+                return _unknown(f"{short_text(node)} raises on the config's values", *args)
             return _known(result, *args)
         if isinstance(func, ast.Name) and self.scope.imports.get(func.id) == "typing.cast" \
                 and len(args) == 2:  # `cast(T, x)` is `x`
@@ -377,9 +380,9 @@ class Evaluator:
             base = self.value(func.value, depth)
             if isinstance(base, Known) and isinstance(base.value, ClusterSize) and not args:
                 return _known(base.value.size, base)
-            return _unknown(f"{_text(node)} is the size of a cluster the tree builds at run "
+            return _unknown(f"{short_text(node)} is the size of a cluster the tree builds at run "
                             "time", *args)
-        return _unknown(f"it calls {_text(func)}(), code this check does not run", *args)
+        return _unknown(f"it calls {short_text(func)}(), code this check does not run", *args)
 
     def _boolop(self, node: ast.BoolOp, depth: int) -> Value:
         """Python's short circuit over three values: a known deciding operand decides
@@ -419,7 +422,7 @@ class Evaluator:
                 return _known(+operand.value, operand)  # type: ignore[operator]  # numbers only
         except TypeError:
             pass
-        return _unknown(f"{_text(node)} is not computed from the config's values", operand)
+        return _unknown(f"{short_text(node)} is not computed from the config's values", operand)
 
     def _binary(self, node: ast.BinOp, depth: int) -> Value:
         left, right = self.value(node.left, depth), self.value(node.right, depth)
@@ -429,11 +432,11 @@ class Evaluator:
         function = _BINARY.get(type(node.op))
         if function is None or not (_small(left.value) and _small(right.value)) or (
                 isinstance(node.op, ast.Mult) and not _scalar(left.value, right.value)):
-            return _unknown(f"{_text(node)} is not computed here", left, right)
+            return _unknown(f"{short_text(node)} is not computed here", left, right)
         try:
             result = function(left.value, right.value)
         except Exception:
-            return _unknown(f"{_text(node)} raises on the config's values", left, right)
+            return _unknown(f"{short_text(node)} raises on the config's values", left, right)
         return _known(result, left, right)
 
     def _compare(self, node: ast.Compare, depth: int) -> Value:
@@ -451,7 +454,7 @@ class Evaluator:
                 continue
             outcome = _compare_one(op, left, right)
             if outcome is None:
-                undecided = undecided or Unknown(f"{_text(node)} is not computed here")
+                undecided = undecided or Unknown(f"{short_text(node)} is not computed here")
             elif not outcome:
                 result = False
             left = right
@@ -487,16 +490,21 @@ def _compare_one(op: ast.cmpop, left: Known, right: Known) -> bool | None:
 def environment_read(node: ast.expr, scope: Scope) -> tuple[str, ...]:
     """The environment variables an expression reads (for `"X" in os.environ`, whose
     value carries none: `in` reads the container, not a key)."""
-    names: list[str] = []
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Compare) and len(sub.ops) == 1 and isinstance(
-                sub.ops[0], (ast.In, ast.NotIn)) and isinstance(sub.left, ast.Constant) \
-                and isinstance(sub.left.value, str) and _is_environ(sub.comparators[0], scope):
-            names.append(sub.left.value)
-    return tuple(names)
+    return tuple(name for name, container in _membership_tests(node)
+                 if is_environ(container, scope))
 
 
-def _is_environ(node: ast.expr, scope: Scope) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _membership_tests(node: ast.expr) -> tuple[tuple[str, ast.expr], ...]:
+    """`"X" in C` tests inside `node`, as (X, C): found once per node of the tree's code,
+    whose module's imports then say whether C is `os.environ`."""
+    return tuple((sub.left.value, sub.comparators[0]) for sub in ast.walk(node)
+                 if isinstance(sub, ast.Compare) and len(sub.ops) == 1
+                 and isinstance(sub.ops[0], (ast.In, ast.NotIn))
+                 and isinstance(sub.left, ast.Constant) and isinstance(sub.left.value, str))
+
+
+def is_environ(node: ast.expr, scope: Scope) -> bool:
     return (isinstance(node, ast.Attribute) and node.attr == "environ"
             and isinstance(node.value, ast.Name)
             and scope.imports.get(node.value.id) == "os")
@@ -533,8 +541,7 @@ def _reason(value: Value) -> str:
     return value.reason if isinstance(value, Unknown) else "its truth cannot be told"
 
 
-
-
-def _text(node: ast.AST) -> str:
-    text = " ".join(ast.unparse(node).split())
-    return text if len(text) <= 80 else text[:77] + "..."
+def short_text(node: ast.AST, width: int = 80) -> str:
+    """A node of the tree's code as a verdict names it: one line, at most `width` characters."""
+    text = " ".join(node_text(node).split())
+    return text if len(text) <= width else text[:width - 3] + "..."

@@ -50,6 +50,7 @@ from nemo_rl_workers.interpret.models import (
     kind_of,
 )
 from nemo_rl_workers.tree.source.model import ClassInfo
+from nemo_rl_workers.tree.source.parse import node_text
 from nemo_rl_workers.tree.source.resolve import dotted_name, resolve_fqn, resolve_function
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ class HelperEvaluator(Evaluator):
                     try:
                         found = base.value.get(key.value, default.value)
                     except TypeError:
-                        return Unknown(f"{ast.unparse(node)} has an unhashable key")
+                        return Unknown(f"{node_text(node)} has an unhashable key")
                     return Known(found, None, (*base.reads, *key.reads), base.env)
         helper = self.helper_function(func)
         if helper is not None and self.depth < MAX_CALL_DEPTH:
@@ -241,18 +242,18 @@ class HelperEvaluator(Evaluator):
         for keyword in node.keywords:
             option = self.value(keyword.value, depth) if keyword.arg else None
             if keyword.arg != "exclude_none" or not isinstance(option, Known):
-                return Unknown(f"it calls {ast.unparse(node.func)}() with options this check "
+                return Unknown(f"it calls {node_text(node.func)}() with options this check "
                                "does not follow", base.reads, base.env)
             options[keyword.arg] = option.value
         if isinstance(base.value, Instance) and kind_of(self.tree, base.value.cls) == "pydantic":
             return Known(instance_dump(base.value, bool(options.get("exclude_none"))), None,
                          base.reads, base.env)
         if not isinstance(base.value, Mapping) or kind_of(self.tree, base.model) != "pydantic":
-            return Unknown(f"it calls {ast.unparse(node.func)}() on a value whose model this "
+            return Unknown(f"it calls {node_text(node.func)}() on a value whose model this "
                            "check does not know", base.reads, base.env)
         dumped = dump(self.tree, base.model, base.value, bool(options.get("exclude_none")))
         if isinstance(dumped, str):
-            return Unknown(f"it calls {ast.unparse(node.func)}(): {dumped}", base.reads,
+            return Unknown(f"it calls {node_text(node.func)}(): {dumped}", base.reads,
                            base.env)
         return Known(dumped, base.path, base.reads, base.env)
 
@@ -432,7 +433,7 @@ class _Runner:
             holds = truth(test)
             self.decided.extend(test.reads)
             if holds is None:
-                raise HelperStopped(f"branches on {ast.unparse(stmt.test)}, a test this check "
+                raise HelperStopped(f"branches on {node_text(stmt.test)}, a test this check "
                                     "does not decide")
             return self.body(stmt.body if holds else stmt.orelse)
         if isinstance(stmt, ast.Assert):
@@ -440,7 +441,7 @@ class _Runner:
             self.decided.extend(test.reads)
             if truth(test) is True:
                 return None
-            raise HelperStopped(f"asserts {ast.unparse(stmt.test)}, which " + (
+            raise HelperStopped(f"asserts {node_text(stmt.test)}, which " + (
                 "fails on the config's values" if truth(test) is False
                 else "this check does not decide"))
         if isinstance(stmt, ast.For) and not stmt.orelse:
@@ -458,11 +459,11 @@ class _Runner:
             return
         if not (isinstance(target, (ast.Tuple, ast.List)) and all(
                 isinstance(e, ast.Name) for e in target.elts)):
-            raise HelperStopped(f"assigns to {ast.unparse(target)}, which this check does not "
+            raise HelperStopped(f"assigns to {node_text(target)}, which this check does not "
                                 "follow")
         items = value.value if isinstance(value, Known) else None
         if not isinstance(items, (list, tuple)) or len(items) != len(target.elts):
-            raise HelperStopped(f"unpacks {ast.unparse(target)} from a value this check does "
+            raise HelperStopped(f"unpacks {node_text(target)} from a value this check does "
                                 "not know to fit")
         for element, item in zip(target.elts, items, strict=True):
             assert isinstance(element, ast.Name)
@@ -472,7 +473,7 @@ class _Runner:
         sequence = self.evaluator.value(stmt.iter)
         if isinstance(sequence, Unknown) or not isinstance(
                 sequence.value, list | tuple | set | dict | Mapping | str):
-            raise HelperStopped(f"loops over {ast.unparse(stmt.iter)}, a value this check "
+            raise HelperStopped(f"loops over {node_text(stmt.iter)}, a value this check "
                                 "does not know")
         for item in list(sequence.value):
             self.evaluator.budget.turns -= 1
@@ -491,7 +492,7 @@ class _Runner:
         func = call.func
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.attr in _MUTATORS and len(call.args) == 1 and not call.keywords):
-            raise HelperStopped(f"calls {ast.unparse(func)}(), code this check does not run")
+            raise HelperStopped(f"calls {node_text(func)}(), code this check does not run")
         name = func.value.id
         current, argument = self.names.get(name), self.evaluator.value(call.args[0])
         if not isinstance(current, Known) or not isinstance(argument, Known):
@@ -503,6 +504,6 @@ class _Runner:
             getattr(changed, func.attr)(argument.value)
         except Exception as error:
             raise HelperStopped(
-                f"calls {ast.unparse(func)}() on a value it rejects") from error
+                f"calls {node_text(func)}() on a value it rejects") from error
         self.names[name] = Known(changed, None, (*current.reads, *argument.reads),
                                  (*current.env, *argument.env))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from nemo_rl_workers.interpret.expressions import Known
 from nemo_rl_workers.tree.source.model import ClassInfo
+from nemo_rl_workers.tree.source.parse import node_text
 from nemo_rl_workers.tree.source.resolve import (
     base_names,
     dotted_name,
@@ -124,12 +125,12 @@ def fields(tree: SourceTree, model: object) -> dict[str, Field] | None:
         for stmt in info.node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
                     any(word in stmt.name for word in _CHANGES_VALUES) or any(
-                        word in ast.unparse(d) for d in stmt.decorator_list
+                        word in node_text(d) for d in stmt.decorator_list
                         for word in _CHANGES_VALUES)):
                 return None
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                 continue
-            if "ClassVar" in ast.unparse(stmt.annotation):
+            if "ClassVar" in node_text(stmt.annotation):
                 continue
             field = declared_field(stmt)
             if field is None:
@@ -150,7 +151,7 @@ def declared_field(stmt: ast.AnnAssign) -> Field | None:
             return None
         factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
         if factory is not None:
-            made = _EMPTY_FACTORIES.get(ast.unparse(factory))
+            made = _EMPTY_FACTORIES.get(node_text(factory))
             if made is None and dotted_name(factory) is not None:
                 # `default_factory=TeacherResourceConfig`: the model made of nothing,
                 # dumped where the field's annotation names that model.
@@ -186,7 +187,7 @@ def extra_mode(tree: SourceTree, model: object) -> Extra | None:
                 value = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
                 return _EXTRAS.get(value)
         for stmt in info.node.body:
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and "model_config" in ast.unparse(
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and "model_config" in node_text(
                     stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target):
                 return None
     return "ignore"
@@ -351,7 +352,7 @@ def _construct_dataclass(cls: ClassInfo, args: list[object],
     order: list[tuple[str, ast.AnnAssign]] = [
         (stmt.target.id, stmt) for stmt in cls.node.body
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-        and "ClassVar" not in ast.unparse(stmt.annotation)]
+        and "ClassVar" not in node_text(stmt.annotation)]
     names = [name for name, _ in order]
     if len(args) > len(names) or any(k not in names for k in kwargs) or any(
             k in names[:len(args)] for k in kwargs):

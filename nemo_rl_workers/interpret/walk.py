@@ -33,6 +33,8 @@ from nemo_rl_workers.interpret.expressions import (
     Unknown,
     Value,
     environment_read,
+    is_environ,
+    short_text,
     show_value,
     truth,
 )
@@ -188,6 +190,7 @@ class SetupWalk:
         self.stops = stops
         self.tree = tree
         self.budget = Budget()  # the loop turns of every helper this walk runs
+        self._evaluator: HelperEvaluator | None = None
         self.rules: list[TreeRule] = []
         self.stopped = False
         self.walked = 0
@@ -206,8 +209,12 @@ class SetupWalk:
 
     def evaluator(self) -> HelperEvaluator:
         """What the walk evaluates with: the tree's small helpers are run on the config's
-        values (`interpret.helpers`), as the world size's walk runs them."""
-        return HelperEvaluator(self.scope, self.tree, 0, self.function.module, self.budget)
+        values (`interpret.helpers`), as the world size's walk runs them. One per walk: it
+        holds nothing but the walk's scope, tree, module and loop budget."""
+        if self._evaluator is None:
+            self._evaluator = HelperEvaluator(self.scope, self.tree, 0, self.function.module,
+                                              self.budget)
+        return self._evaluator
 
     def _body(self, body: list[ast.stmt], guards: list[Branch], unsure: str | None) -> None:
         for stmt in body:
@@ -304,7 +311,7 @@ class SetupWalk:
             self._bind(target, value, unsure)
 
     def _bind(self, target: ast.expr, value: Value, unsure: str | None) -> None:
-        if isinstance(target, ast.Subscript) and _is_environ(target.value, self.scope):
+        if isinstance(target, ast.Subscript) and is_environ(target.value, self.scope):
             key = self.evaluator().value(target.slice)
             environ = self.scope.environ
             if isinstance(key, Known) and isinstance(key.value, str):
@@ -724,11 +731,5 @@ def _load(target: ast.expr) -> ast.expr:
     return target
 
 
-def _is_environ(node: ast.expr, scope: Scope) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ"
-            and isinstance(node.value, ast.Name) and scope.imports.get(node.value.id) == "os")
-
-
 def _text(node: ast.AST) -> str:
-    text = " ".join(ast.unparse(node).split())
-    return text if len(text) <= 120 else text[:117] + "..."
+    return short_text(node, 120)

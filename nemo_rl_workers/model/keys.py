@@ -8,6 +8,7 @@ not itself one of them) is reported, with the right key.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -46,6 +47,13 @@ def generation_key_problems(section: Mapping[str, Any], path: str) -> list[Probl
     return list(_section_typos(section, path, below))
 
 
+@functools.lru_cache(maxsize=4096)
+def _near_typo(key: str, keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The selection keys `key` is a near-typo of (asked once per key: every config of a
+    tree repeats the same few dozen)."""
+    return tuple(closest(key, keys))
+
+
 def _section_typos(
     section: Mapping[str, Any], path: str, places: Mapping[str, tuple[str, ...]] = SELECTION_KEYS
 ) -> Iterator[Problem]:
@@ -61,7 +69,7 @@ def _section_typos(
         for key in mapping:
             if key in keys:
                 continue
-            match = closest(key, keys)
+            match = _near_typo(key, keys) if isinstance(key, str) else closest(key, keys)
             if match:
                 right = f"{where}.{match[0]}"
                 yield Problem(

@@ -47,7 +47,8 @@ from nemo_rl_workers.reading.interpolation import (
 )
 from nemo_rl_workers.reading.omegaconf_resolvers import register_resolver
 from nemo_rl_workers.reading.origin import remember
-from nemo_rl_workers.reading.pruned_resolve import plain_copy, resolve_pruned
+from nemo_rl_workers.reading.plain_data import plain_copy
+from nemo_rl_workers.reading.pruned_resolve import resolve_pruned
 from nemo_rl_workers.reading.recorded_reads import ENVIRON, Reads, recording, replay
 from nemo_rl_workers.reading.safe_read import ConfigLoadError as ConfigLoadError  # its public home
 from nemo_rl_workers.reading.safe_read import exists, parse_yaml, read_text, resolved
@@ -225,11 +226,6 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "["))
 
 
-def _ancestors(path: str) -> list[str]:
-    """The proper prefixes of a dotted path: `a.b[0].c` -> `a`, `a.b`, `a.b[0]`."""
-    return [path[:i] for i, ch in enumerate(path) if ch in ".[" and i > 0]
-
-
 def _strip_markers(
     node: dict[Any, Any], prefix: str, shown: str, replaced: list[str], leaves: list[str]
 ) -> dict[Any, Any]:
@@ -295,12 +291,9 @@ def _merge(base: _Parsed, child: _Parsed, shown: str) -> _Parsed:
         for path in replaced:
             _drop(base_data, path)
     merged = _merged(base_data, child_data)
-    cut = {*replaced, *leaves}
-    lines = {
-        path: where
-        for path, where in base.lines.items()
-        if not any(prefix in cut for prefix in _ancestors(path))
-    }
+    # A path below one the child replaces is dropped: one test of its spelled prefixes.
+    below = tuple(f"{path}{mark}" for path in {*replaced, *leaves} if path for mark in ".[")
+    lines = {path: where for path, where in base.lines.items() if not path.startswith(below)}
     lines.update(
         (path, where) for path, where in child.lines.items() if not path.endswith("._override_")
     )

@@ -21,20 +21,13 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from nemo_rl_workers.reading.plain_data import plain_copy
+
 Key = str | int
 Path = tuple[Key, ...]
 
 # `${` then a path or a resolver name, then what ends it: `}` for a path, `:` for a resolver.
 _HEAD = re.compile(r"\$\{\s*([^\s:}${,\\'\"]*)\s*(.?)", re.DOTALL)
-
-
-def plain_copy(node: object) -> Any:
-    """A deep copy of YAML data (dicts, lists, immutable scalars), without deepcopy's memo."""
-    if isinstance(node, dict):
-        return {key: plain_copy(value) for key, value in node.items()}
-    if isinstance(node, list):
-        return [plain_copy(item) for item in node]
-    return node
 
 
 def _interpolating_leaves(node: object, at: Path, out: list[Path]) -> None:

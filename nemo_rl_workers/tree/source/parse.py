@@ -9,6 +9,7 @@ is one `SourceProblem`, never an exception.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,3 +85,11 @@ def parse_file(path: Path, what: str = "a module") -> ast.Module | SourceProblem
     if isinstance(text, SourceProblem):
         return text
     return parse_text(text, path)
+
+
+@functools.lru_cache(maxsize=8192)
+def node_text(node: ast.AST) -> str:
+    """`ast.unparse(node)`, once per node: the walks name the same tests and targets of a
+    tree's code for every config they judge (a node hashes by identity, and the cache
+    holds it, so an answer never outlives its node)."""
+    return ast.unparse(node)
