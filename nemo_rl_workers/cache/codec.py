@@ -45,7 +45,7 @@ def _encoder(kind: type) -> _Encoder:
     some 100,000 values: asking each what it is costs more than writing it)."""
     if kind is type(None) or issubclass(kind, (str, bool, int, float)):
         return lambda value: value
-    if dataclasses.is_dataclass(kind):
+    if _is_dataclass(kind):
         names = tuple(f.name for f in _stored_fields(kind))
         return lambda value: {name: encode(getattr(value, name)) for name in names}
     if issubclass(kind, (frozenset, set)):
@@ -58,6 +58,10 @@ def _encoder(kind: type) -> _Encoder:
     def unwritten(value: object) -> object:
         raise TypeError(f"a {kind.__name__} is not a value the cache stores")
     return unwritten
+
+
+def _is_dataclass(kind: type) -> bool:
+    return dataclasses.is_dataclass(kind)
 
 
 def _encode_set(value: object) -> object:

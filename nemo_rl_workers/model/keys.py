@@ -69,7 +69,7 @@ def _section_typos(
         for key in mapping:
             if key in keys:
                 continue
-            match = _near_typo(key, keys) if isinstance(key, str) else closest(key, keys)
+            match = _near_typo(key, keys)
             if match:
                 right = f"{where}.{match[0]}"
                 yield Problem(
