@@ -90,6 +90,7 @@ def _split_args(args: str) -> list[str]:
     return [p.strip() for p in parts]
 
 
+_LOOKED_UP: object = object()  # `cost`'s node not given: found by its path
 _RESOLVER = re.compile(r"\s*([A-Za-z_][\w.]*)\s*:(.*)", re.DOTALL)
 
 
@@ -123,22 +124,26 @@ def check_budget(data: dict[str, Any], shown: str) -> None:
         where = ".".join(path) or "the config"
         return ConfigLoadError(shown, f"interpolations in {where} {what}", kind="interpolation")
 
-    def cost(path: tuple[str, ...]) -> tuple[int, int]:
-        """(characters, interpolations evaluated) of the node at `path`, resolved."""
+    def cost(path: tuple[str, ...], node: object = _LOOKED_UP) -> tuple[int, int]:
+        """(characters, interpolations evaluated) of the node at `path`, resolved (`node`:
+        that node, where the caller holds it: a child is not looked up from the root)."""
         if path in memo:
             return memo[path]
         if path in active:
             return 0, 0  # a cycle; OmegaConf reports it when resolving
         active.add(path)
-        _, node = lookup(path)
+        if node is _LOOKED_UP:
+            _, node = lookup(path)
         chars = work = 0
         if isinstance(node, dict):
-            for key in node:
-                c, w = cost((*path, str(key)))
+            for key, child in node.items():
+                # A key that is not a string is not found by its path (as a reference
+                # would not find it): measured as missing.
+                c, w = cost((*path, str(key)), child if isinstance(key, str) else None)
                 chars, work = chars + c + len(str(key)), work + w
         elif isinstance(node, list):
-            for i in range(len(node)):
-                c, w = cost((*path, str(i)))
+            for i, child in enumerate(node):
+                c, w = cost((*path, str(i)), child)
                 chars, work = chars + c + 1, work + w
         elif isinstance(node, str):
             chars = len(node)

@@ -105,13 +105,14 @@ def model_module(tree: SourceTree, path: Path, name: str, text: str) -> None:
     tree.modules[name] = module
     try:
         _Walker(tree, module).body(parsed.body, _Context())
-        _bindings(module, parsed)
+        _bindings(module, parsed, "global" in text)
     except RecursionError:
         tree.problems.append(SourceProblem(str(path), "is nested too deeply to model"))
 
 
-def _bindings(module: Module, parsed: ast.Module) -> None:
-    """`Module.bound`, `open_names` and `imports_run`, from the module's statements."""
+def _bindings(module: Module, parsed: ast.Module, has_global: bool) -> None:
+    """`Module.bound`, `open_names` and `imports_run`, from the module's statements
+    (`has_global`: the text spells `global`, so a function may bind a module name)."""
     bound: set[str] = set()
     open_names = False
     stack: list[ast.AST] = list(parsed.body)
@@ -121,8 +122,9 @@ def _bindings(module: Module, parsed: ast.Module) -> None:
             bound.add(node.name)
             open_names |= node.name == "__getattr__" and node in parsed.body
             # A function's `global x` binds x here when it runs.
-            bound.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global)
-                         for name in inner.names)
+            if has_global:
+                bound.update(name for inner in ast.walk(node) if isinstance(inner, ast.Global)
+                             for name in inner.names)
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:

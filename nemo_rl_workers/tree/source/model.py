@@ -11,9 +11,11 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeVar, cast
 
 from nemo_rl_workers.tree.source.reading import SourceProblem
+
+_T = TypeVar("_T")
 
 ParamKind: TypeAlias = Literal[
     "positional-only", "positional", "var-positional", "keyword-only", "var-keyword"
@@ -222,6 +224,10 @@ class SourceTree:
     # How a pending module is modelled: set by the builder that filled `pending` (the model
     # stays below the builder, never importing it).
     modeller: Callable[[SourceTree, Path, str, str], None] | None = None
+    # Names already resolved (`tree.source.resolve`), each with the model's extent when it
+    # was: a walk resolves the same calls for every config it judges.
+    resolved: dict[tuple[str, str], tuple[tuple[int, int, int], object]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def module(self, name: str) -> Module | None:
         """The module `name`, modelling it now if it was left pending."""
@@ -231,6 +237,19 @@ class SourceTree:
             self.modeller(self, Path(file), name, text)
             found = self.modules.get(name)
         return found
+
+    def remembered(self, key: tuple[str, str], make: Callable[[], _T]) -> _T:
+        """`make()`, once while the model holds the same modules and classes (modelling a
+        pending module, or one on demand, may change what a name resolves to)."""
+        found = self.resolved.get(key)
+        if found is not None and found[0] == self._extent():
+            return cast(_T, found[1])  # stored by this key's maker
+        answer = make()
+        self.resolved[key] = (self._extent(), answer)
+        return answer
+
+    def _extent(self) -> tuple[int, int, int]:
+        return len(self.modules), len(self.pending), len(self.classes)
 
     def function_of(self, call: CallSite) -> Function | None:
         """The function a call is written in, None at module or class level."""

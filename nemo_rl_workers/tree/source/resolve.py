@@ -38,6 +38,10 @@ def _split(fqn: str, tree: SourceTree) -> tuple[Module, list[str]] | None:
 
 def resolve_fqn(tree: SourceTree, fqn: str) -> ClassInfo | None:
     """The class `fqn` names, following re-exports and aliases; None if not in the tree."""
+    return tree.remembered(("class", fqn), lambda: _resolve_fqn(tree, fqn))
+
+
+def _resolve_fqn(tree: SourceTree, fqn: str) -> ClassInfo | None:
     seen: set[str] = set()
     current = fqn
     for _ in range(MAX_HOPS):
@@ -72,6 +76,10 @@ def resolve_fqn(tree: SourceTree, fqn: str) -> ClassInfo | None:
 def resolve_function(tree: SourceTree, fqn: str) -> Function | None:
     """The module-level function `fqn` names, following re-exports (`from .x import f`
     in a package); None if it is not one of the tree's."""
+    return tree.remembered(("function", fqn), lambda: _resolve_function(tree, fqn))
+
+
+def _resolve_function(tree: SourceTree, fqn: str) -> Function | None:
     current = fqn
     for _ in range(MAX_HOPS):
         split = _split(current, tree)
