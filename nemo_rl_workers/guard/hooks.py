@@ -128,7 +128,7 @@ def _judge(fqn: str, cluster: Any, where: str, name: str) -> None:
     if not verdict.refused and own is not None and driver is not None:
         verdict, where = _driver_verdict(fqn, driver, own, where)
     if not verdict.refused:
-        verdict = _worker_verdict(fqn, driver, own, pending)
+        verdict = worker_verdict(fqn, driver, own, pending)
     if not verdict.refused:
         return
     earlier = _placement_groups_before(cluster)
@@ -188,7 +188,7 @@ def _start_worker_check(fqn: str, driver: Any, own: str | None,
     None where it is not run (no Ray, an interpreter upstream builds later) or cannot be
     started yet (it is then started, or its failure met, where its verdict is asked).
     `provisional`: sent with the tree's model as last stored, before its key is computed
-    (`driver_model.provisional_model`); `_worker_verdict` holds it to the verified one."""
+    (`driver_model.provisional_model`); `worker_verdict` holds it to the verified one."""
     from nemo_rl_workers.guard import worker_check
 
     ray = sys.modules.get("ray")
@@ -217,7 +217,7 @@ def _start_worker_check(fqn: str, driver: Any, own: str | None,
     return worker_check.start(fqn, python, calls, protocols, bases)
 
 
-def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any:
+def worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any:
     """The verdict of the check in the workers' interpreter, on the verified model's
     calls and Protocols (the task is sent again where the provisional model's differ)."""
     from nemo_rl_workers.guard import judgement, worker_check
@@ -235,7 +235,7 @@ def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any
     rule = problems[0][0]
     lines = [line for kind, line, _ in problems if kind == rule]
     if rule == worker_check.METHOD_RULE and driver is not None and own is not None:
-        return _method_verdict(fqn, driver, own, problems[0])
+        return method_verdict(fqn, driver, own, problems[0])
     if rule == worker_check.PROTOCOL_RULE:
         return judgement.Verdict(
             rule, f"fails the check against the revision's Protocol of what the driver "
@@ -249,7 +249,7 @@ def _worker_verdict(fqn: str, driver: Any, own: str | None, pending: Any) -> Any
         "register the environment that has them")
 
 
-def _method_verdict(fqn: str, driver: Any, own: str, problem: tuple[str, str, str]) -> Any:
+def method_verdict(fqn: str, driver: Any, own: str, problem: tuple[str, str, str]) -> Any:
     """A method the driver calls, as the workers' interpreter found it: where the class's
     source on the driver's path has that method, the two interpreters disagree (said as
     such); where it does not (no class of its MRO defines it, or one binds the name to

@@ -219,15 +219,18 @@ class Pending:
 
     key: Key
     ref: Any = None
+    answer: list[Problem] | None = None  # known already: met before in this process
 
     def result(self) -> list[Problem]:
-        if self.key not in _checked:
+        if self.answer is None:
+            self.answer = _checked.get(self.key)
+        if self.answer is None:
             import ray
 
-            answer: Any = ray.get(self.ref, timeout=TIMEOUT_S)
-            _checked[self.key] = [(str(rule), str(line), str(method))
-                                  for rule, line, method in answer]
-        return _checked[self.key]
+            got: Any = ray.get(self.ref, timeout=TIMEOUT_S)
+            self.answer = _checked[self.key] = [(str(rule), str(line), str(method))
+                                                for rule, line, method in got]
+        return self.answer
 
 
 def start(fqn: str, python: str, calls: Sequence[Call],
@@ -235,7 +238,7 @@ def start(fqn: str, python: str, calls: Sequence[Call],
     """Submit the probe (once per key in this process)."""
     key = (fqn, python, tuple(calls), tuple(candidates), tuple(bases))
     if key in _checked:
-        return Pending(key)
+        return Pending(key, answer=_checked[key])
     import ray
     from ray import cloudpickle
 

@@ -27,10 +27,11 @@ work; OmegaConf and YAML exceptions never escape.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -48,7 +49,7 @@ from nemo_rl_workers.reading.interpolation import (
 from nemo_rl_workers.reading.omegaconf_resolvers import register_resolver
 from nemo_rl_workers.reading.origin import remember
 from nemo_rl_workers.reading.plain_data import plain_copy
-from nemo_rl_workers.reading.pruned_resolve import resolve_pruned
+from nemo_rl_workers.reading.pruned_resolve import forget_resolutions, resolve_pruned
 from nemo_rl_workers.reading.recorded_reads import ENVIRON, Reads, recording, replay
 from nemo_rl_workers.reading.safe_read import ConfigLoadError as ConfigLoadError  # its public home
 from nemo_rl_workers.reading.safe_read import exists, parse_yaml, read_text, resolved
@@ -341,6 +342,29 @@ class _MergedParent:
 
 _MERGED: dict[tuple[str, Path | None], _MergedParent] = {}
 _MERGED_MAX = 512
+# While true, every load takes the reference path (`reference_loads`).
+_REFERENCE = {"on": False}
+
+
+def forget_loads() -> None:
+    """Forget what this process kept of earlier loads (merged parents, parsed files,
+    pruned resolutions): the next load reads and resolves as a new process's would."""
+    _MERGED.clear()
+    _PARSE_CACHE.clear()
+    forget_resolutions()
+
+
+@contextlib.contextmanager
+def reference_loads() -> Iterator[None]:
+    """Inside, every load takes the reference path: each parent merged anew, OmegaConf
+    over the whole merged config, nothing reused or kept. The answers are the fast
+    path's by design; this is the oracle it is held to."""
+    before = _REFERENCE["on"]
+    _REFERENCE["on"] = True
+    try:
+        yield
+    finally:
+        _REFERENCE["on"] = before
 
 
 def _signature(named: str) -> tuple[str, Path, int, int] | None:
@@ -376,7 +400,7 @@ def _load_chain(session: _Session, path: Path, chain: tuple[tuple[Path, str], ..
     """`path` merged over its `defaults:` chain. A parent (not the file asked for) is
     reused from an earlier load when that is exactly equivalent: hundreds of recipes
     share a handful of parents."""
-    if len(chain) == 1:
+    if len(chain) == 1 or _REFERENCE["on"]:
         return _load_chain_uncached(session, path, chain)
     entry = _reusable(session, path, chain)
     if entry is not None:
@@ -696,7 +720,8 @@ def _resolve(
     with within_time(shown):
         # OmegaConf on just the interpolating part (same answers, a fraction of the nodes);
         # the whole config when that cannot be done with certainty, or fails.
-        fast = resolve_pruned(data, SAFE_RESOLVERS, _omegaconf_resolved)
+        fast = None if _REFERENCE["on"] else resolve_pruned(data, SAFE_RESOLVERS,
+                                                            _omegaconf_resolved)
         if fast is not None:
             return fast
         return _resolve_whole(data, shown)
@@ -754,7 +779,8 @@ def _resolve_unset_env(
     try:
         check_budget(marked, shown)
         with within_time(shown):
-            resolved = resolve_pruned(marked, SAFE_RESOLVERS, _omegaconf_resolved)
+            resolved = None if _REFERENCE["on"] else resolve_pruned(
+                marked, SAFE_RESOLVERS, _omegaconf_resolved)
             if resolved is None:
                 resolved = _resolve_whole(marked, shown)
     except ConfigLoadError:

@@ -175,6 +175,11 @@ _RESOLVED: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
 _RESOLVED_MAX = 4096
 
 
+def forget_resolutions() -> None:
+    """Forget the resolutions this process kept: the next one is made anew."""
+    _RESOLVED.clear()
+
+
 def _cache_key(sub: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
     # repr of plain YAML data tells 1, 1.0, True and "1" apart and keeps key order;
     # a group reading the environment is keyed by the environment too.

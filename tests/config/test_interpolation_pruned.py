@@ -18,7 +18,6 @@ import pytest
 
 from nemo_rl_workers.commands.migrate import run_migrate
 from nemo_rl_workers.reading import loader
-from nemo_rl_workers.reading import pruned_resolve as interpolation
 from nemo_rl_workers.reading.loader import ConfigLoadError, load_config, load_config_located
 
 from .conftest import CORPUS
@@ -34,28 +33,11 @@ def _outcome(path: Path) -> Outcome:
     return ("ok", repr(config), lines)
 
 
-class _Forgetful(dict[Any, Any]):
-    """A cache that never keeps anything."""
-
-    def __setitem__(self, key: object, value: object) -> None:
-        return None
-
-
-def _whole_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    def decline(*_args: object) -> None:
-        return None
-
-    monkeypatch.setattr(loader, "resolve_pruned", decline)
-    monkeypatch.setattr(loader, "_MERGED", _Forgetful())
-
-
-def _compare(files: list[Path], monkeypatch: pytest.MonkeyPatch) -> int:
-    interpolation._RESOLVED.clear()
-    loader._MERGED.clear()
+def _compare(files: list[Path]) -> int:
+    loader.forget_loads()
     cold = {f: _outcome(f) for f in files}
     warm = {f: _outcome(f) for f in files}
-    with monkeypatch.context() as patch:
-        _whole_only(patch)
+    with loader.reference_loads():
         reference = {f: _outcome(f) for f in files}
     assert [f for f in files if cold[f] != reference[f]] == []
     assert [f for f in files if warm[f] != reference[f]] == []
@@ -70,7 +52,7 @@ def test_every_corpus_file_as_found_resolves_as_omegaconf_does(
         pytest.skip(f"corpus absent: {CORPUS}")
     monkeypatch.delenv("HF_HOME", raising=False)  # one recipe then fails to resolve: same error
     files = sorted(CORPUS.rglob("*.yaml"))
-    assert _compare(files, monkeypatch) > 200
+    assert _compare(files) > 200
 
 
 @pytest.mark.slow
@@ -84,7 +66,7 @@ def test_every_migrated_corpus_file_resolves_as_omegaconf_does(
     assert run_migrate([str(copy), "--in-place"], io.StringIO(), io.StringIO()) == 0
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     files = sorted(copy.rglob("*.yaml"))
-    assert _compare(files, monkeypatch) > 270
+    assert _compare(files) > 270
 
 
 CASES: dict[str, str] = {
@@ -112,14 +94,11 @@ CASES: dict[str, str] = {
 
 
 @pytest.mark.parametrize("text", CASES.values(), ids=CASES.keys())
-def test_pruned_resolution_matches_the_whole_config(
-    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_pruned_resolution_matches_the_whole_config(text: str, tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(text)
     got = [_outcome(path), _outcome(path)]  # the second from the warm cache
-    with monkeypatch.context() as patch:
-        _whole_only(patch)
+    with loader.reference_loads():
         expected = _outcome(path)
     assert got == [expected, expected]
 
@@ -164,15 +143,13 @@ def test_a_reused_parent_still_reports_a_cycle_and_the_depth_limit(
     assert load_config(tmp_path / "top.yaml") == {"a": 1}  # mid is now a reusable parent
     (tmp_path / "base.yaml").write_text("defaults: top.yaml\na: 1\n")
     got = _outcome(tmp_path / "top.yaml")
-    with monkeypatch.context() as patch:
-        _whole_only(patch)
+    with loader.reference_loads():
         assert got == _outcome(tmp_path / "top.yaml")
     assert got[0] == "error" and got[1] == "cycle"
     (tmp_path / "base.yaml").write_text("a: 1\n")
     assert load_config(tmp_path / "top.yaml") == {"a": 1}  # mid reusable again
     monkeypatch.setattr(loader, "MAX_DEFAULTS_DEPTH", 2)
     got = _outcome(tmp_path / "top.yaml")
-    with monkeypatch.context() as patch:
-        _whole_only(patch)
+    with loader.reference_loads():
         assert got == _outcome(tmp_path / "top.yaml")
     assert got[0] == "error" and got[1] == "too-deep"

@@ -166,24 +166,19 @@ def test_the_provisional_model_is_the_last_one_stored_and_never_a_verdict(
     sent = ("guard_workers.PingWorker", "python", tuple(calls_of(frame, own, stale)),
             tuple(protocols_of(frame, own, stale)), tuple(bases_for(frame, own, stale)))
     # The task's answer on the stale calls, as if it had run: a problem.
-    worker_check._checked[sent] = [(worker_check.IMPORT_RULE, "cannot be imported (ping)", "")]
-    same: tuple[Any, ...] = ()
-    try:
-        verdict = hooks._worker_verdict(sent[0], frame, own, worker_check.Pending(sent))
-        # Held to the verified model ("pong"), the stale answer is never the verdict (the
-        # task would be sent again; with no Ray here, nothing is checked in the workers).
-        assert verdict == judgement.PASS
-        assert {c[0] for c in calls_of(frame, own)} == {"echo", "pong"}
-        assert driver_model.provisional_model(str(root)) == driver_model.driver_model(str(root))
-        same = ("guard_workers.PingWorker", "python", tuple(calls_of(frame, own)),
-                tuple(protocols_of(frame, own)), tuple(bases_for(frame, own)))
-        worker_check._checked[same] = [(worker_check.IMPORT_RULE, "cannot be imported (pong)",
-                                        "")]
-        refused = hooks._worker_verdict(same[0], frame, own, worker_check.Pending(same))
-        assert (refused.refused, refused.what) == (True, "cannot be imported (pong)")
-    finally:
-        worker_check._checked.pop(sent, None)
-        worker_check._checked.pop(same, None)
+    answered = worker_check.Pending(sent, answer=[
+        (worker_check.IMPORT_RULE, "cannot be imported (ping)", "")])
+    verdict = hooks.worker_verdict(sent[0], frame, own, answered)
+    # Held to the verified model ("pong"), the stale answer is never the verdict (the
+    # task would be sent again; with no Ray here, nothing is checked in the workers).
+    assert verdict == judgement.PASS
+    assert {c[0] for c in calls_of(frame, own)} == {"echo", "pong"}
+    assert driver_model.provisional_model(str(root)) == driver_model.driver_model(str(root))
+    same = ("guard_workers.PingWorker", "python", tuple(calls_of(frame, own)),
+            tuple(protocols_of(frame, own)), tuple(bases_for(frame, own)))
+    refused = hooks.worker_verdict(same[0], frame, own, worker_check.Pending(same, answer=[
+        (worker_check.IMPORT_RULE, "cannot be imported (pong)", "")]))
+    assert (refused.refused, refused.what) == (True, "cannot be imported (pong)")
 
 
 @pytest.mark.parametrize("pointer", [{"key": "../../outside"}, {"key": 7}, {"key": "0" * 64},

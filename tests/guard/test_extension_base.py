@@ -139,7 +139,7 @@ def test_a_method_missing_there_and_in_its_source_names_the_real_cause(on_path: 
     fqn = f"{PACKAGE}.workers.GenerateHidingWorker"
     answer = (worker_check.METHOD_RULE, "has no method generate in the workers' interpreter "
               "(python) (it is a NoneType there)", "generate")
-    verdict = hooks._method_verdict(fqn, GENERATION, OWN, answer)
+    verdict = hooks.method_verdict(fqn, GENERATION, OWN, answer)
     assert verdict == judgement.Verdict(
         driver_calls.RULE,
         "has no method generate, which the driver VllmGeneration calls on its workers at "
@@ -156,7 +156,7 @@ def test_missing_in_the_workers_interpreter_only_where_its_source_has_it(on_path
     interpreter said to lack it, with the import fix."""
     fqn = f"{PACKAGE}.workers.TaggedWorker"
     line = "has no method generate in the workers' interpreter (python)"
-    verdict = hooks._method_verdict(fqn, GENERATION, OWN,
+    verdict = hooks.method_verdict(fqn, GENERATION, OWN,
                                     (worker_check.METHOD_RULE, line, "generate"))
     assert verdict.rule == worker_check.METHOD_RULE
     assert verdict.what == (

@@ -2,7 +2,8 @@
 read has changed (a file deep in the class's MRO, a stub, the Protocol's module, a module
 shadowing another, the checker's options), and never trusting a damaged entry.
 
-Real checker runs throughout; `runs` counts them by wrapping the real `_run_checker`.
+Real checker runs throughout; `runs` counts them by wrapping the real `judge_located`
+(one checker run each).
 """
 
 from __future__ import annotations
@@ -83,14 +84,14 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tree]:
 @pytest.fixture
 def runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per real checker run."""
-    real = static_check._run_checker
+    real = static_check.judge_located
     counted: list[int] = []
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         counted.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(static_check, "_run_checker", counting)
+    monkeypatch.setattr(static_check, "judge_located", counting)
     return counted
 
 

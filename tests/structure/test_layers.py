@@ -58,23 +58,8 @@ PRIVATE_TODAY: dict[str, str] = {}
 
 # Tests that reach into the tool's private names (issue 45, item 7: a test holds what users
 # see, so a move of code does not break it): "test uses target.name" -> who removes it.
-TESTS_PRIVATE_TODAY = {
-    # This process's memos of merges and resolutions, emptied to act as a new process
-    # (item 4: the cache's tests run a new process or read the store, as test_check_keys
-    # now does).
-    "tests.config.test_interpolation_pruned uses nemo_rl_workers.reading.loader._MERGED":
-        "item 4",
-    "tests.config.test_interpolation_pruned uses "
-    "nemo_rl_workers.reading.pruned_resolve._RESOLVED": "item 4",
-    "tests.static_cache.test_static_cache uses "
-    "nemo_rl_workers.checks.static_check._run_checker": "item 4",
-    # The guard's verdicts asked of its private judges (item 1: the guard judges through
-    # the one reader's on-demand model, with a public verdict).
-    "tests.guard.test_driver_model uses nemo_rl_workers.guard.hooks._worker_verdict": "item 1",
-    "tests.guard.test_driver_model uses nemo_rl_workers.guard.worker_check._checked": "item 1",
-    "tests.guard.test_extension_base uses nemo_rl_workers.guard.hooks._method_verdict":
-        "item 1",
-}
+# None today.
+TESTS_PRIVATE_TODAY: dict[str, str] = {}
 
 # The packages the private-name rule holds: the tool and `contracts`.
 HELD = ("nemo_rl_workers", "contracts")
