@@ -31,7 +31,7 @@ import contextlib
 import copy
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -355,7 +355,7 @@ def forget_loads() -> None:
 
 
 @contextlib.contextmanager
-def reference_loads() -> Iterator[None]:
+def reference_loads() -> Generator[None]:
     """Inside, every load takes the reference path: each parent merged anew, OmegaConf
     over the whole merged config, nothing reused or kept. The answers are the fast
     path's by design; this is the oracle it is held to."""
