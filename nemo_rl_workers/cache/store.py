@@ -15,6 +15,7 @@ can make a run faster, never change its answer.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -24,11 +25,11 @@ from pathlib import Path
 from typing import Any, Generic, Self
 
 from nemo_rl_workers.cache import codec
-from nemo_rl_workers.cache.key import Computation, In, Out, digest_of
+from nemo_rl_workers.cache.key import Computation, In, Out
 from nemo_rl_workers.errors import one_line
 from nemo_rl_workers.reading.atomic_write import write_atomic
 
-FORMAT = 2
+FORMAT = 3  # 3: the checksum reads the payload's keys in their order
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 
 
@@ -120,10 +121,12 @@ class Store:
         if not isinstance(payload, computation.payload):
             raise TypeError(f"{computation.name} holds {computation.payload.__name__}, "
                             f"not {type(payload).__name__}")
-        encoded = codec.encode(payload)
-        entry = {"format": FORMAT, "codec": codec.VERSION, "computation": computation.name,
-                 "key": key, "payload": encoded, "sha256": digest_of(encoded)}
-        self._write(self.entry_path(key), json.dumps(entry, ensure_ascii=True).encode())
+        text = _payload_text(codec.encode(payload))
+        head = json.dumps({"format": FORMAT, "codec": codec.VERSION,
+                           "computation": computation.name, "key": key}, ensure_ascii=True)
+        # The payload is written once, as its checksum reads it.
+        entry = f'{head[:-1]}, "payload": {text}, "sha256": "{_digest(text)}"}}'
+        self._write(self.entry_path(key), entry.encode("ascii"))
 
     def _write(self, path: Path, data: bytes) -> None:
         """The one place an entry is written: whole or not at all, through the one atomic
@@ -168,8 +171,22 @@ class Store:
         if entry.get("key") != key or "payload" not in entry:
             return None, "is not the entry of its key"
         try:
-            if entry.get("sha256") != digest_of(entry["payload"]):
+            if entry.get("sha256") != checksum(entry["payload"]):
                 return None, "fails its checksum"
         except (TypeError, ValueError, RecursionError):
             return None, "fails its checksum"
         return entry, None
+
+
+def checksum(payload: object) -> str:
+    """An entry's checksum of its payload (JSON as `codec.encode` writes it): sha256 of
+    its text, keys in their order (JSON gives the same text back for what it read)."""
+    return _digest(_payload_text(payload))
+
+
+def _payload_text(payload: object) -> str:
+    return json.dumps(payload, ensure_ascii=True, allow_nan=True)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("ascii")).hexdigest()

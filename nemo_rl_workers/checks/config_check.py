@@ -18,6 +18,7 @@ from nemo_rl_workers.model.resolver import resolve_sections
 from nemo_rl_workers.model.sections import read_by_checks, section_at
 from nemo_rl_workers.reading.origin import Lines, locate
 from nemo_rl_workers.reading.recorded_reads import ENVIRON, Exported
+from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.kept_reports import Asked
@@ -52,7 +53,10 @@ def analyze_file(
 
     asked = Asked(tuple(overrides), world_size, verify, preflight, world_size_from_config,
                   only_read_env, launch)
-    return kept_report(path, asked, revision, lambda: _judged_file(path, asked, revision))
+    # One config's judging allocates no garbage worth collecting mid-way; the collector
+    # would traverse the tree's model over and over (see tree.source.gc_pause).
+    with collector_paused():
+        return kept_report(path, asked, revision, lambda: _judged_file(path, asked, revision))
 
 
 def _judged_file(path: str, asked: Asked, revision: Revision | None) -> ConfigReport:

@@ -17,8 +17,8 @@ import pytest
 
 from nemo_rl_workers.cache import codec
 from nemo_rl_workers.cache.digest import INDEX
-from nemo_rl_workers.cache.key import Computation, digest_of
-from nemo_rl_workers.cache.store import Store
+from nemo_rl_workers.cache.key import Computation
+from nemo_rl_workers.cache.store import Store, checksum
 from nemo_rl_workers.checks import derived_answers
 from nemo_rl_workers.checks.static_kept import STATIC_VERDICT
 from nemo_rl_workers.commands.audit_cache import AUDIT
@@ -98,7 +98,7 @@ def test_a_payload_of_another_type_is_a_miss_with_one_phrase(tmp_path: Path) -> 
     entry = store.entry_path(key)
     data = json.loads(entry.read_text())
     data["payload"]["exit"] = "zero"
-    data["sha256"] = digest_of(data["payload"])
+    data["sha256"] = checksum(data["payload"])
     entry.write_text(json.dumps(data))
     got = store.get(AUDIT, inputs)
     assert got.payload is None

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from nemo_rl_workers.cache import codec
-from nemo_rl_workers.cache.key import digest_of
-from nemo_rl_workers.cache.store import FORMAT, Store
+from nemo_rl_workers.cache.store import FORMAT, Store, checksum
 from nemo_rl_workers.guard import driver_model
 
 DRIVER = Path(__file__).resolve().parent / "fork_echo_driver.py.txt"
@@ -72,7 +71,7 @@ def _forge(cache: Store, computation: str, key: str, payload: object) -> None:
     """An entry whose checksum holds (anyone can write one), of any payload."""
     cache.entry_path(key).write_text(json.dumps({
         "format": FORMAT, "codec": codec.VERSION, "computation": computation, "key": key,
-        "payload": payload, "sha256": digest_of(payload)}))
+        "payload": payload, "sha256": checksum(payload)}))
 
 
 def test_a_damaged_entry_is_one_line_and_read_again(tmp_path: Path, cache_dir: Path,

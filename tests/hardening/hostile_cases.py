@@ -581,7 +581,7 @@ BAD_CACHE_DIRS: dict[str, tuple[Setup, str, str]] = {
     "a FIFO": (fifo("p"), "p", "exists and is not a directory"),
     "below a file": (text("f", "x"), "f/cache", "Not a directory"),
     "a symlink loop": (symlink("loop", "loop"), "loop", "cannot be used"),
-    "its entries folder a file": (text("c/v2", "x"), "c", "cannot be used"),
+    "its entries folder a file": (text("c/v3", "x"), "c", "cannot be used"),
     "empty name": (text("x", ""), "", "name is empty"),
     "control characters": (text("a\x1b[2Jb", "x"), "a\x1b[2Jb", "not a directory"),
     "in /proc": (text("x", ""), "/proc/nemo-rl-cache", "cannot be used"),

@@ -14,8 +14,7 @@ import pytest
 
 from nemo_rl_workers.cache import codec
 from nemo_rl_workers.cache.codec import CodecError
-from nemo_rl_workers.cache.key import digest_of as checksum
-from nemo_rl_workers.cache.store import FORMAT
+from nemo_rl_workers.cache.store import FORMAT, checksum
 from nemo_rl_workers.tree.model_inputs import tree_inputs
 from nemo_rl_workers.tree.revision import Revision
 from nemo_rl_workers.tree.revision_build import build_revision

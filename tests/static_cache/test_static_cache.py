@@ -20,8 +20,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.cache.key import digest_of
-from nemo_rl_workers.cache.store import FORMAT, MAX_ENTRY_BYTES, Store
+from nemo_rl_workers.cache.store import FORMAT, MAX_ENTRY_BYTES, Store, checksum
 from nemo_rl_workers.checks import static_check
 from nemo_rl_workers.checks.static_check import StaticReport, Subject, judge
 from nemo_rl_workers.checks.static_kept import KeptVerdicts
@@ -246,7 +245,7 @@ def _unknown_rule(entry: Path) -> None:
 
     data = json.loads(entry.read_text(encoding="utf-8"))
     data["payload"]["findings"][0]["rule"] = "no-such-rule"
-    data["sha256"] = digest_of(data["payload"])
+    data["sha256"] = checksum(data["payload"])
     entry.write_text(json.dumps(data), encoding="utf-8")
 
 

@@ -13,13 +13,10 @@ import pytest
 
 from nemo_rl_workers.cache import digest as digest_module
 from nemo_rl_workers.cache.digest import INDEX, IndexInputs
-from nemo_rl_workers.cache.key import digest_of
-from nemo_rl_workers.cache.store import Store
+from nemo_rl_workers.cache.store import Store, checksum
 from nemo_rl_workers.guard.driver_model import DRIVERS
 from nemo_rl_workers.tree.model_inputs import TreeInputs, tree_inputs
 from nemo_rl_workers.tree.stage import REVISION
-
-checksum = digest_of
 
 
 def model_key(root: Path, kind: str, store: Store | None = None) -> str:

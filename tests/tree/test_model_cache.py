@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.cache.key import digest_of as checksum
-from nemo_rl_workers.cache.store import FORMAT
+from nemo_rl_workers.cache.store import FORMAT, checksum
 from nemo_rl_workers.tree import revision_build
 from nemo_rl_workers.tree.model_inputs import tree_inputs
 from nemo_rl_workers.tree.stage import REVISION
