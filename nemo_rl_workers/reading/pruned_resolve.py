@@ -188,12 +188,82 @@ def _cache_key(sub: dict[str, Any]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return text, env
 
 
+# `${a.b}`, `${.b}`, `${..b}`: one reference to a node by its keys, and nothing else.
+_WHOLE_REFERENCE = re.compile(r"\$\{(\.*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\}")
+_SCALARS = (str, int, float, bool, type(None))
+_KEY_MARKS = frozenset(".[]${}")
+
+
+def copied_references(sub: dict[str, Any]) -> dict[str, Any] | None:
+    """`sub` resolved as OmegaConf resolves it, where that is a copy: every value a plain
+    scalar or mapping with plain keys, and every interpolation one whole reference
+    (`${a.b}`, `${..b}`) to a scalar that interpolates nothing, which OmegaConf then gives
+    as it is (half of a corpus's groups, each an OmegaConf parse saved). None for anything
+    else (a resolver, text around a reference, a list, a missing or mandatory value, too
+    many dots): OmegaConf decides those."""
+    leaves: list[Path] = []
+    if not _plain_mapping(sub, (), leaves):
+        return None
+    out: dict[str, Any] = plain_copy(sub)
+    for at in leaves:
+        match = _WHOLE_REFERENCE.fullmatch(_get(sub, at))
+        if match is None:
+            return None
+        ref = match.group(1)
+        if len(ref) - len(ref.lstrip(".")) > len(at):
+            return None  # above the root: OmegaConf's error
+        node: object = sub
+        for part in _target(ref, at):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        if type(node) not in _SCALARS or (isinstance(node, str) and (
+                "${" in node or node == "???")):
+            return None
+        _put(out, at, node)
+    return out
+
+
+def _plain_mapping(node: dict[Any, Any], at: Path, leaves: list[Path]) -> bool:
+    """Whether `node` holds plain keys, scalars and mappings only (no "???"); the paths of
+    its interpolating strings gathered in `leaves`."""
+    for key, value in node.items():
+        if not isinstance(key, str) or not key or not _KEY_MARKS.isdisjoint(key):
+            return False
+        if isinstance(value, dict):
+            if not _plain_mapping(value, (*at, key), leaves):
+                return False
+        elif type(value) not in _SCALARS or value == "???":
+            return False
+        elif isinstance(value, str) and "${" in value:
+            leaves.append((*at, key))
+    return True
+
+
+def _resolved(sub: dict[str, Any], resolve_whole: Callable[[dict[str, Any]], dict[str, Any]]
+              ) -> dict[str, Any] | None:
+    """`resolve_whole(sub)`, once per sub-config and environment in this process; None
+    where it fails."""
+    key = _cache_key(sub)
+    resolved = _RESOLVED.get(key)
+    if resolved is None:
+        try:
+            resolved = resolve_whole(sub)
+        except Exception:
+            return None
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[key] = resolved
+    return resolved
+
+
 def resolve_pruned(
     data: dict[str, Any],
     safe_resolvers: frozenset[str],
     resolve_whole: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any] | None:
-    """`data` resolved group by group through `resolve_whole`; None when unsure or failing.
+    """`data` resolved group by group (a group of plain references copied, any other
+    through `resolve_whole`); None when unsure or failing.
 
     A group's answer depends on nothing but its sub-config (the resolvers allowed
     here are pure, or read the environment, which is in the key), so recipes that
@@ -205,16 +275,11 @@ def resolve_pruned(
     out: dict[str, Any] = plain_copy(data)
     for keep, write in groups:
         sub = _sub_config(data, keep)
-        key = _cache_key(sub)
-        resolved = _RESOLVED.get(key)
+        resolved = copied_references(sub)
         if resolved is None:
-            try:
-                resolved = resolve_whole(sub)
-            except Exception:  # the caller's full resolution gives the real error
-                return None
-            if len(_RESOLVED) >= _RESOLVED_MAX:
-                _RESOLVED.clear()
-            _RESOLVED[key] = resolved
+            resolved = _resolved(sub, resolve_whole)
+        if resolved is None:
+            return None  # the caller's full resolution gives the real error
         for at in write:
             _put(out, at, plain_copy(_get(resolved, at)))
     return out

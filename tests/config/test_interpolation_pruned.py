@@ -90,6 +90,20 @@ CASES: dict[str, str] = {
     "too many dots": "a:\n  b: ${...x}\nx: 1\n",
     "whole root": "a: 1\nb: ${..}\n",
     "env": "h: ${oc.env:I13_PRUNED_ENV,unset}\n",
+    # Plain references, copied without OmegaConf where nothing else is in the group.
+    "each scalar type by reference": (
+        "v: {i: 1, f: 1.5, t: true, n: null, s: text, z: 0.0}\n"
+        "r: {i: '${v.i}', f: '${v.f}', t: '${v.t}', n: '${v.n}', s: '${v.s}', z: '${v.z}'}\n"
+    ),
+    "relative references": "a:\n  x: 2\n  y: ${.x}\n  b:\n    z: ${..x}\n",
+    "a reference to a mapping": "a: {k: 1}\nb: ${a}\n",
+    "a reference to a list element": "l: [1, 2]\nx: ${l.1}\n",
+    "a reference from inside a list": "n: 3\nl: ['${n}']\n",
+    "a reference to a mandatory value": "a: {m: ???}\nb: ${a.m}\n",
+    "a reference to a number-like text": "a: '1'\nb: ${a}\n",
+    "a key with a dot beside a reference": "'x.y': 1\na: 2\nb: ${a}\n",
+    "one dot too many": "a: ${..b}\nb: 1\n",
+    "text around a reference": "a: 1\nb: 'n=${a}'\n",
 }
 
 
