@@ -36,6 +36,7 @@ from typing import Literal, Protocol, TypeAlias
 
 from nemo_rl_workers.checks.checker_files import refused_config
 from nemo_rl_workers.checks.static_imports import oversized_import
+from nemo_rl_workers.reading.atomic_write import write_atomic
 from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, RootListing, locate
 from nemo_rl_workers.tree.source.outline import Outline, Outlines
 from nemo_rl_workers.tree.source.parse import NotPython
@@ -318,7 +319,8 @@ def _run_checker(
             command += ["--search-path", path]
     else:
         config = probe.parent / "mypy.ini"
-        config.write_text(MYPY_CONFIG, encoding="utf-8")
+        write_atomic(config, MYPY_CONFIG.encode("utf-8"), links="replace",
+                     within=probe.parent, durable=False)
         command = [exe, "--config-file", str(config), "--python-executable", python,
                    "-O", "json", "--no-error-summary",
                    "--cache-dir", str(probe.parent / ".mypy_cache"), str(probe)]
@@ -574,7 +576,9 @@ def judge_located(
     probe = write_probe(subjects, protocols)
     with tempfile.TemporaryDirectory(prefix="nemo-rl-static-") as folder:
         path = Path(folder) / "nemo_rl_static_probe.py"
-        path.write_text(probe.text(), encoding="utf-8")
+        # Through the one writer, as every file the tool writes (a folder of its own).
+        write_atomic(path, probe.text().encode("utf-8"), links="replace",
+                     within=Path(folder), durable=False)
         errors = _run_checker(checker, path, search, python)
     if isinstance(errors, str):
         return [StaticReport(s, unusable=errors) for s in subjects]
