@@ -30,11 +30,12 @@ import pytest
 import yaml
 
 import nemo_rl_workers
+from tests.corpus import NEMO_RL, NEMO_RL_2025_09
 from tests.docs.snippets import REPO, TIMEOUT_S, Block, commands, read_blocks, shell_env
 
 GUIDE = REPO / "docs" / "guides" / "worker-extensions.md"
 SHARED = REPO.parent / "shared"
-CORPORA = {name: SHARED / "corpus" / name for name in ("nemo-rl", "nemo-rl-2025-09")}
+CORPORA = {"nemo-rl": NEMO_RL, "nemo-rl-2025-09": NEMO_RL_2025_09}
 # The tree the guide's pasted output comes from.
 SHOWN = "nemo-rl"
 PY313 = SHARED / "tools" / "py313"

@@ -14,7 +14,7 @@ import pytest
 
 from nemo_rl_workers.checks.checker_files import refused_config
 from nemo_rl_workers.checks.static_check import checker_command
-from tests.docs.snippets import REPO
+from tests.corpus import NEMO_RL
 
 
 @pytest.mark.parametrize("name", ["pyproject.toml", "pyrefly.toml", "mypy.ini"])
@@ -27,7 +27,7 @@ def test_a_fifo_config_is_refused_at_once(tmp_path: Path, name: str) -> None:
     assert refused_config([tmp_path]) is None
 
 
-CORPUS = REPO.parent / "shared" / "corpus" / "nemo-rl"
+CORPUS = NEMO_RL
 
 
 @pytest.mark.slow
