@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.bench_support import REPO, VENV_BIN, child_env, print_table, ratio, run_child
-from nemo_rl_workers.checks.static_check import Subject
+from nemo_rl_workers.checks.static.static_check import Subject
 
 ROUNDS = 3
 GOAL = 0.10
@@ -64,8 +64,8 @@ def _pair(first: Callable[[Path], object], name: str) -> tuple[list[float], list
 
 def _judge(cache_folder: Path) -> object:
     from nemo_rl_workers.cache.store import Store
-    from nemo_rl_workers.checks.static_check import judge
-    from nemo_rl_workers.checks.static_kept import KeptVerdicts
+    from nemo_rl_workers.checks.static.static_check import judge
+    from nemo_rl_workers.checks.static.static_kept import KeptVerdicts
 
     reports = judge(_subjects(), cache=KeptVerdicts(Store.open(cache_folder)))
     return [(r.subject.fqn, r.ok, r.unusable) for r in reports]

@@ -28,7 +28,7 @@ from typing import TextIO
 from nemo_rl_workers.cache.digest import FileDigests, digests, file_digest, program_digest
 from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import Store
-from nemo_rl_workers.checks.static_inputs import installed_fingerprint
+from nemo_rl_workers.checks.static.static_inputs import installed_fingerprint
 from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
 from nemo_rl_workers.findings.report import use_color
 from nemo_rl_workers.tree.revisions import open_cache
@@ -77,8 +77,8 @@ def audit_inputs_of(args: argparse.Namespace, out: TextIO) -> AuditInputs | None
     audit reports why)."""
     from nemo_rl_workers.checks.audit.extensions import UnusableExtension, extensions_from_args
     from nemo_rl_workers.checks.audit.run import UnusableTree, audit_inputs, checkout_root
-    from nemo_rl_workers.checks.static_check import ImportRoots
-    from nemo_rl_workers.checks.vllm_extension_rule import (
+    from nemo_rl_workers.checks.static.static_check import ImportRoots
+    from nemo_rl_workers.checks.vllm.vllm_extension_rule import (
         MAX_MANIFEST_BYTES,
         installed_manifests,
     )

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.static_kept import KeptVerdicts
+    from nemo_rl_workers.checks.static.static_kept import KeptVerdicts
 
 
 class _CacheDirOnly(argparse.ArgumentParser):

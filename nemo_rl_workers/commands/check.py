@@ -20,13 +20,13 @@ from nemo_rl_workers.findings.formats import STRUCTURED
 from nemo_rl_workers.findings.reporter import Reporter
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.config_report import ConfigReport
+    from nemo_rl_workers.checks.config.config_report import ConfigReport
     from nemo_rl_workers.tree.launch import Launch
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nemo_rl_workers.checks.config_check import analyze_file
-    from nemo_rl_workers.checks.config_report import ConfigReport
+    from nemo_rl_workers.checks.config.config_check import analyze_file
+    from nemo_rl_workers.checks.config.config_report import ConfigReport
     from nemo_rl_workers.commands.launch_inputs import launch_inputs, undecided_launch
     from nemo_rl_workers.model.preflight import world_size_from
     from nemo_rl_workers.tree.launch import NAMED, Launch
@@ -40,7 +40,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     flags_given = world_size is not None
     nodes: list[dict[str, float]] | None = None
     if args.cluster_resources is not None or args.address is not None:
-        from nemo_rl_workers.checks.cluster_check import (
+        from nemo_rl_workers.checks.cluster.cluster_check import (
             ClusterUnusable,
             nodes_at_address,
             nodes_from_file,
@@ -136,7 +136,7 @@ def _config_inputs(configs: Sequence[str]) -> list[str | ConfigReport]:
     checked twice). A folder without any is unusable input: a report saying so."""
     from pathlib import Path
 
-    from nemo_rl_workers.checks.config_report import ConfigReport
+    from nemo_rl_workers.checks.config.config_report import ConfigReport
     from nemo_rl_workers.reading.migrate_files import expand_inputs, is_dir, real_path
     from nemo_rl_workers.reading.yaml_edits import MigrationError
 
@@ -181,8 +181,8 @@ def _add_fit_findings(
     reports: list[ConfigReport], nodes: list[dict[str, float]], args: argparse.Namespace,
     overrides: Sequence[str] = (),
 ) -> None:
-    from nemo_rl_workers.checks.cluster_check import fit_findings
-    from nemo_rl_workers.checks.config_check import load_for_check
+    from nemo_rl_workers.checks.cluster.cluster_check import fit_findings
+    from nemo_rl_workers.checks.config.config_check import load_for_check
     from nemo_rl_workers.reading.loader import ConfigLoadError
 
     described = (f"the cluster at {args.address}" if args.address is not None

@@ -1,5 +1,5 @@
 """`check --baseline` / `--write-baseline` / `--fail-on-stale` / `--prune-baseline`: the
-audit's baseline options for config problems (`checks.config_baseline`), so a repository
+audit's baseline options for config problems (`checks.config.config_baseline`), so a repository
 with known-bad recipes can gate every new problem today.
 
 Exit codes, as the audit's: 0 no problem outside the baseline (or `--write-baseline`
@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nemo_rl_workers.checks.baseline_file import BaselineError
-from nemo_rl_workers.checks.config_baseline import (
+from nemo_rl_workers.checks.config.config_baseline import (
     Key,
     apply_config_baseline,
     read_config_baseline,
     write_config_baseline,
     write_config_keys,
 )
-from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.checks.config.config_report import ConfigReport
 from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNUSABLE
 from nemo_rl_workers.findings.reporter import Reporter
 

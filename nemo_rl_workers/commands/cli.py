@@ -82,7 +82,7 @@ def main(
         code = _run(argv, safe_out, safe_err)
         safe_out.flush()
         safe_err.flush()
-        checked = sys.modules.get("nemo_rl_workers.checks.contract_check")
+        checked = sys.modules.get("nemo_rl_workers.checks.contract.contract_check")
         if out is None and checked is not None and checked.ABANDONED:
             # A verification still runs past its bound; interpreter shutdown could wait on
             # it (an import lock, a non-daemon thread it started): end the process now.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.checks.config.config_report import ConfigReport
 from nemo_rl_workers.tree.launch import Launch
 
 SCRIPT_SUFFIX = ".sh"
@@ -56,7 +56,7 @@ def _named(launch: Launch, shown: str) -> Launch:
     """The launch, its script named as the user gave it (or as the list writes it)."""
     from dataclasses import replace
 
-    from nemo_rl_workers.checks.launch_entry import shown_path
+    from nemo_rl_workers.checks.config.launch_entry import shown_path
 
     return replace(launch, script=shown,
                    config=shown_path(launch.config, shown) if launch.config else launch.config)

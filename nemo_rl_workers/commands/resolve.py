@@ -15,7 +15,7 @@ from nemo_rl_workers.findings.exit_codes import EXIT_UNUSABLE
 
 
 def run_resolve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from nemo_rl_workers.checks.config_check import analyze_file
+    from nemo_rl_workers.checks.config.config_check import analyze_file
 
     revisions = config_revisions(args, [args.config], err)
     if revisions is None:

@@ -10,14 +10,14 @@ import argparse
 from collections import defaultdict
 from typing import TextIO
 
-from nemo_rl_workers.checks.config_report import ConfigReport
-from nemo_rl_workers.checks.static_check import (
+from nemo_rl_workers.checks.config.config_report import ConfigReport
+from nemo_rl_workers.checks.static.static_check import (
     StaticReport,
     Subject,
     checker_command,
     judge,
 )
-from nemo_rl_workers.checks.static_kept import KeptVerdicts
+from nemo_rl_workers.checks.static.static_kept import KeptVerdicts
 from nemo_rl_workers.commands.cache import say_static_notes
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.findings.reporter import Reporter
@@ -40,7 +40,7 @@ def add_static_problems(
     """Judge every resolved worker of `reports` from source (one checker run per
     environment) and add what is wrong to each report. False if no checker is here, or
     the cache `options` name cannot be used."""
-    from nemo_rl_workers.checks.contract_check import WorkerCheck
+    from nemo_rl_workers.checks.contract.contract_check import WorkerCheck
 
     if checker_missing(checker, err):
         return False
@@ -95,7 +95,7 @@ def _locate(config: str, problems: list[Problem]) -> list[Problem]:
     """The problems at the file and line that set their key, as `check` reports them."""
     if not problems:
         return problems
-    from nemo_rl_workers.checks.config_check import load_for_check
+    from nemo_rl_workers.checks.config.config_check import load_for_check
     from nemo_rl_workers.reading.loader import ConfigLoadError
     from nemo_rl_workers.reading.origin import locate as locate_problem
 

@@ -71,8 +71,13 @@ def run_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _verify_static(args: argparse.Namespace, say: Reporter, judged: Judged) -> int:
     """`verify FQN --protocol P --static`: judge one class from its source (taken from the
     NeMo-RL tree `judged` names first, against that tree's Protocol where it has one)."""
-    from nemo_rl_workers.checks.static_check import ProtocolSpec, ProtocolText, Subject, judge
-    from nemo_rl_workers.checks.static_kept import KeptVerdicts
+    from nemo_rl_workers.checks.static.static_check import (
+        ProtocolSpec,
+        ProtocolText,
+        Subject,
+        judge,
+    )
+    from nemo_rl_workers.checks.static.static_kept import KeptVerdicts
     from nemo_rl_workers.commands.cache import say_static_notes
     from nemo_rl_workers.commands.static import checker_missing
     from nemo_rl_workers.tree.revisions import open_cache
@@ -129,8 +134,8 @@ def _verify_imported(args: argparse.Namespace, protocol: type, say: Reporter,
     """`verify` by importing the class (in its own thread, bounded); against a tree's
     Protocol (`judged.protocol`), run from its text once the class is imported."""
     from contracts import check as check_contract
-    from nemo_rl_workers.checks.builder_defaults import BuilderDefaults, builder_defaults
-    from nemo_rl_workers.checks.contract_check import (
+    from nemo_rl_workers.checks.contract.builder_defaults import BuilderDefaults, builder_defaults
+    from nemo_rl_workers.checks.contract.contract_check import (
         import_class,
         isolated,
         vllm_extension_problems,

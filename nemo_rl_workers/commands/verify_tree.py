@@ -4,7 +4,7 @@ Which tree: `--nemo-rl PATH`; else the checkout holding the class's source; else
 `nemo_rl` the environment would import; else (or with `--reference`) the reference. Against
 a user's tree, a built-in contract (`--protocol PolicyWorker`) stands for that tree's
 Protocol of the class's role, as `audit --emit-protocols` writes it
-(`checks.tree_protocols`): a correct v0.7.0 extension is not judged by the signatures of
+(`checks.contract.tree_protocols`): a correct v0.7.0 extension is not judged by the signatures of
 upstream after PR #4176. A Protocol given by FQN is the user's own and is kept.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.tree_protocols import TreeProtocol
+    from nemo_rl_workers.checks.contract.tree_protocols import TreeProtocol
     from nemo_rl_workers.findings.reporter import Reporter
     from nemo_rl_workers.tree.revision import Revision
 
@@ -113,7 +113,7 @@ def _missing(fqn: str, tree_root: str | None) -> str | None:
 
 def _tree_protocol(args: argparse.Namespace, tree_root: str,
                    revision: Revision) -> TreeProtocol | str:
-    from nemo_rl_workers.checks.tree_protocols import contract_roles, tree_protocol
+    from nemo_rl_workers.checks.contract.tree_protocols import contract_roles, tree_protocol
     from nemo_rl_workers.guard.driver_model import build, driver_model
     from nemo_rl_workers.model.registry import RegistryError, default_registry
 

@@ -17,7 +17,7 @@ from nemo_rl_workers.findings.results import Case, Finding, Place, Results, Seve
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.run import AuditReport
-    from nemo_rl_workers.checks.config_report import ConfigReport
+    from nemo_rl_workers.checks.config.config_report import ConfigReport
     from nemo_rl_workers.reading.migrate_files import FileReport
 
 

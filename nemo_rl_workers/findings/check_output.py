@@ -20,7 +20,7 @@ from nemo_rl_workers.findings.exit_codes import EXIT_OK, EXIT_PROBLEMS, EXIT_UNU
 from nemo_rl_workers.findings.streams import SafeStream
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.config_report import ConfigReport
+    from nemo_rl_workers.checks.config.config_report import ConfigReport
     from nemo_rl_workers.tree.revision import Revision
 
 
@@ -30,7 +30,7 @@ def check_recipe(config: str, overrides: Sequence[str], *, entry: str | None = N
     `nemo-rl-workers run` and the armed guard run before the entry point. `entry`: the
     script being run, which the config is judged through. Nothing is imported: against a
     user's tree the classes are judged from source, and the reference's are not verified."""
-    from nemo_rl_workers.checks.config_check import analyze_file
+    from nemo_rl_workers.checks.config.config_check import analyze_file
     from nemo_rl_workers.tree.launch import Launch
 
     out = cast(TextIO, SafeStream(sys.stdout))

@@ -10,7 +10,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.checks.config.config_report import ConfigReport
 from nemo_rl_workers.errors import Problem, one_line
 from nemo_rl_workers.model.resolver import Resolution
 

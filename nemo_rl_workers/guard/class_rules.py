@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from nemo_rl_workers.checks.audit.rules import Finding
-    from nemo_rl_workers.checks.vllm_extension_rule import Clash, ExtensionRule
+    from nemo_rl_workers.checks.vllm.vllm_extension_rule import Clash, ExtensionRule
     from nemo_rl_workers.guard.class_model import ClassModel
 
 
@@ -87,7 +87,7 @@ def _file_of(model: ClassModel, fqn: str) -> str:
 @functools.cache
 def _rule(tree_root: str) -> tuple[ExtensionRule | None, str | None]:
     """vLLM's rule to judge by, and the version the tree pins."""
-    from nemo_rl_workers.checks.vllm_extension_rule import (
+    from nemo_rl_workers.checks.vllm.vllm_extension_rule import (
         ExtensionRuleUnavailable,
         installed_manifests,
         load_rule,

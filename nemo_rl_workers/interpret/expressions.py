@@ -1,7 +1,7 @@
 """Expressions of a tree's code evaluated on one loaded config, importing nothing.
 
 `conditions` keeps the few test shapes a call is guarded by (a key path compared with
-literals); a tree's own pre-allocation rules (`checks.tree_rules`) need more of what
+literals); a tree's own pre-allocation rules (`checks.config.tree_rules`) need more of what
 upstream writes before it starts workers: locals assigned from config values
 (`tp_size = config["megatron_cfg"]["tensor_model_parallel_size"]`), arithmetic on them
 (`pp_size * cp_size * tp_size`), comparisons of every kind, `and`/`or`/`not`,

@@ -5,7 +5,7 @@
 (`knowledge.CLUSTER_BUNDLES`). What the counts are is the setup's own arithmetic on the
 config (GPUs it keeps for a reward model, nodes for teachers or inference): this module
 records each such construction (the local it is bound to, the expression as written, its
-line), read from the source model (nothing imported); `checks/tree_world_size.py`
+line), read from the source model (nothing imported); `checks/config/tree_world_size.py`
 evaluates the expression where the setup builds it, on one config.
 """
 

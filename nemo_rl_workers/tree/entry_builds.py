@@ -15,7 +15,7 @@ blocks of its config (GRPO's `opd_module.create_teacher_worker_groups(master_con
 policy_config, ...)` builds a `TeacherWorkerGroup(policy_config=policy_config)` per
 teacher): the function's parameters are bound to the blocks its call passes, and the
 drivers it builds on them are recorded with the call (`via`), whose conditions in `setup`
-decide, per config, whether it runs (`checks.entry_reach`). One call deep.
+decide, per config, whether it runs (`checks.config.entry_reach`). One call deep.
 """
 
 from __future__ import annotations

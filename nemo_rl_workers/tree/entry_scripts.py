@@ -7,7 +7,7 @@ models it apart from the tree (it is not a module of the tree's package), and fi
 call: the algorithm module (one whose `setup` takes a whole config: `Revision.setups`),
 the function the call is written in, and the name of the config it passes. What the
 script does to the config before the call is the interpreter's to follow
-(`checks.entry_walk`). Nothing is imported or run.
+(`checks.config.entry_walk`). Nothing is imported or run.
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ class Revision:
     # the evaluation's generation driver on `generation:`, with no policy.
     entry_builds: tuple[EntryBuild, ...] = ()
     # The clusters each entry's `setup` builds, with their bundle arithmetic as written:
-    # the world size the tree computes for a config (`checks/tree_world_size`).
+    # the world size the tree computes for a config (`checks/config/tree_world_size`).
     cluster_builds: tuple[ClusterBuild, ...] = ()
     # Actor class -> the Python environment its start names itself (`.options(runtime_env=
     # {"py_executable": X})`, `@ray.remote(runtime_env=...)`), for classes the registry

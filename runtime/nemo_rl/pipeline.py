@@ -31,7 +31,7 @@ from typing import Any
 
 from contracts.init_call import InitCall
 from nemo_rl.distributed.verification import verify_worker_class
-from nemo_rl_workers.checks.contract_check import plain
+from nemo_rl_workers.checks.contract.contract_check import plain
 from nemo_rl_workers.errors import Problem, WorkerConfigError, raise_if_any
 from nemo_rl_workers.model.config_rules import config_rules, merge_problems
 from nemo_rl_workers.model.keys import generation_key_problems

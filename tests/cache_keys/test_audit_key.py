@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from nemo_rl_workers.checks import vllm_extension_rule
+from nemo_rl_workers.checks.vllm import vllm_extension_rule
 from nemo_rl_workers.commands import audit as audit_cli
 from tests.cache_keys.tree import (
     BROKEN_GENERATE,

@@ -19,8 +19,8 @@ from nemo_rl_workers.cache import codec
 from nemo_rl_workers.cache.digest import INDEX
 from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import Store, checksum
-from nemo_rl_workers.checks import derived_answers
-from nemo_rl_workers.checks.static_kept import STATIC_VERDICT
+from nemo_rl_workers.checks.config import derived_answers
+from nemo_rl_workers.checks.static.static_kept import STATIC_VERDICT
 from nemo_rl_workers.commands.audit_cache import AUDIT
 from nemo_rl_workers.guard.driver_model import DRIVERS, LATEST
 from nemo_rl_workers.tree.stage import REVISION

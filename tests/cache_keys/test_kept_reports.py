@@ -1,5 +1,5 @@
 """`check`'s whole report on a config is kept with the tree's model, with the record of
-everything judging it read (`checks/kept_reports`, `reading/recorded_reads`): a kept report
+everything judging it read (`checks/config/kept_reports`, `reading/recorded_reads`): a kept report
 is shown only while each recorded thing reads the same. Each test changes one thing a
 report depends on beyond the config and the tree's package (the entry script, a suite
 script appearing, the file every suite script sources) and asks for the answer a check
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.config_report import ConfigReport
-from nemo_rl_workers.checks.kept_reports import NOT_KEPT, StoredReport
+from nemo_rl_workers.checks.config.config_report import ConfigReport
+from nemo_rl_workers.checks.config.kept_reports import NOT_KEPT, StoredReport
 from tests.cli_run import run_cli as run
 from tests.corpus import corpus_tree
 from tests.launches.test_entry_walk import REFUSED, _tree_with_entry

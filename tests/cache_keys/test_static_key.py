@@ -15,8 +15,8 @@ import pytest
 
 from nemo_rl_workers.cache import digest as digest_module
 from nemo_rl_workers.cache.store import Store
-from nemo_rl_workers.checks.static_check import StaticReport, Subject, judge
-from nemo_rl_workers.checks.static_kept import KeptVerdicts
+from nemo_rl_workers.checks.static.static_check import StaticReport, Subject, judge
+from nemo_rl_workers.checks.static.static_kept import KeptVerdicts
 
 PROTOCOL = """from typing import Protocol
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from nemo_rl.distributed.virtual_cluster import RayVirtualCluster
 
-from nemo_rl_workers.checks.cluster_check import GPU_BUNDLE
+from nemo_rl_workers.checks.cluster.cluster_check import GPU_BUNDLE
 from tests.cli_run import run_cli as run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from nemo_rl.models.policy.lm_policy import R0_DEPRECATION, Policy
 from nemo_rl.pipeline import WorkerPlan
 
 from contracts.init_call import POLICY_INIT
-from nemo_rl_workers.checks.contract_check import WorkerCheck, check_worker_class
+from nemo_rl_workers.checks.contract.contract_check import WorkerCheck, check_worker_class
 from nemo_rl_workers.errors import WorkerConfigError
 from nemo_rl_workers.model.outdated import outdated_config_problems
 from nemo_rl_workers.model.registry import WorkerRegistry, WorkerRow

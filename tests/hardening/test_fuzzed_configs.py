@@ -22,8 +22,8 @@ import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from nemo_rl_workers.checks.config_check import analyze_config, analyze_file
-from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.checks.config.config_check import analyze_config, analyze_file
+from nemo_rl_workers.checks.config.config_report import ConfigReport
 from nemo_rl_workers.errors import Problem, WorkerConfigError
 from nemo_rl_workers.model.outdated import outdated_config_problems
 from nemo_rl_workers.model.preflight import preflight_problems

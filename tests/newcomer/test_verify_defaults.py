@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from nemo_rl_workers.checks.builder_defaults import builder_defaults
+from nemo_rl_workers.checks.contract.builder_defaults import builder_defaults
 from nemo_rl_workers.model.registry import WorkerRegistry
 from nemo_rl_workers.model.table import BUILTIN_ROWS
 from tests.cli_run import run_cli as run

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nemo_rl_workers.checks.cluster_fit import (
+from nemo_rl_workers.checks.cluster.cluster_fit import (
     ClusterDescriptionError,
     fit_problems,
     live_node_resources,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.config_check import load_for_check
+from nemo_rl_workers.checks.config.config_check import load_for_check
 from nemo_rl_workers.commands.cli import main
 from nemo_rl_workers.commands.migrate import run_migrate
 from nemo_rl_workers.tree.revision_build import build_revision

@@ -2,7 +2,7 @@
 
     python -m tests.static.static_split
 
-runs `contracts.check` and `nemo_rl_workers.checks.static_check.judge` (pyrefly, then mypy)
+runs `contracts.check` and `nemo_rl_workers.checks.static.static_check.judge` (pyrefly, then mypy)
 over every class of the differential suite and prints one row per case: the rules the
 runtime reports, and the members each checker rejects from source.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contracts.verify import check
-from nemo_rl_workers.checks.static_check import StaticReport, Subject, judge
+from nemo_rl_workers.checks.static.static_check import StaticReport, Subject, judge
 from tests.static.differential_expectations import CASES, Case
 
 

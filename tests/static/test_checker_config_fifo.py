@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.checker_files import refused_config
-from nemo_rl_workers.checks.static_check import checker_command
+from nemo_rl_workers.checks.static.checker_files import refused_config
+from nemo_rl_workers.checks.static.static_check import checker_command
 from tests.corpus import NEMO_RL
 
 

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from nemo_rl_workers.cache.store import FORMAT, MAX_ENTRY_BYTES, Store, checksum
-from nemo_rl_workers.checks import static_check
-from nemo_rl_workers.checks.static_check import StaticReport, Subject, judge
-from nemo_rl_workers.checks.static_kept import KeptVerdicts
+from nemo_rl_workers.checks.static import static_check
+from nemo_rl_workers.checks.static.static_check import StaticReport, Subject, judge
+from nemo_rl_workers.checks.static.static_kept import KeptVerdicts
 
 PROTOCOL = """\
 from __future__ import annotations

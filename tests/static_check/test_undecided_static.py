@@ -20,7 +20,7 @@ from typing import Protocol
 import pytest
 
 from nemo_rl_workers.cache.store import FORMAT
-from nemo_rl_workers.checks.static_check import Subject, judge
+from nemo_rl_workers.checks.static.static_check import Subject, judge
 from nemo_rl_workers.model.registry import ENTRY_POINT_GROUP
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from nemo_rl_workers.checks.static_check import Subject, judge
+from nemo_rl_workers.checks.static.static_check import Subject, judge
 from nemo_rl_workers.commands import static as static_cli
 from nemo_rl_workers.commands.cli import main
 
@@ -186,7 +186,7 @@ def test_no_checker_installed_is_unusable_input(monkeypatch: pytest.MonkeyPatch)
 def test_the_guide_lists_every_static_finding_kind() -> None:
     from typing import get_args
 
-    from nemo_rl_workers.checks.static_check import StaticRule
+    from nemo_rl_workers.checks.static.static_check import StaticRule
     from tests.docs.test_catalogue import catalogue_section, table_names
 
     assert table_names(catalogue_section("Static findings")) == list(get_args(StaticRule))
@@ -194,7 +194,7 @@ def test_the_guide_lists_every_static_finding_kind() -> None:
 
 def test_a_regular_package_wins_over_an_earlier_namespace_folder(tmp_path: Path) -> None:
     """As in Python's path finder: namespace portions count only if no package exists."""
-    from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
+    from nemo_rl_workers.checks.static.static_check import ImportRoots, Located, locate
 
     (tmp_path / "first" / "pkg").mkdir(parents=True)  # a bare folder named like the package
     (tmp_path / "second" / "pkg").mkdir(parents=True)

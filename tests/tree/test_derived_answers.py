@@ -153,7 +153,7 @@ def test_the_audit_s_findings_a_recipe_reaches_are_kept_too(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without --no-verify a check scopes the audit's findings to the config; the lines are
     kept, and what the audit reads beside the package (an entry script) is in their key."""
-    from nemo_rl_workers.checks import revision_rules
+    from nemo_rl_workers.checks.config import revision_rules
     from tests.revision.test_scoped_check import FINISH, RECIPE
     from tests.revision.test_scoped_check import _tree as scoped_tree
 

@@ -14,8 +14,8 @@ from nemo_rl.modelopt.models.generation.vllm_quant_backend import (
 from nemo_rl.models.generation.vllm.vllm_backend import VllmInternalWorkerExtension
 
 from contracts.init_call import GENERATION_INIT
-from nemo_rl_workers.checks.contract_check import WorkerCheck, check_worker_class
-from nemo_rl_workers.checks.vllm_extension_rule import (
+from nemo_rl_workers.checks.contract.contract_check import WorkerCheck, check_worker_class
+from nemo_rl_workers.checks.vllm.vllm_extension_rule import (
     MAX_MANIFEST_BYTES,
     ExtensionRuleUnavailable,
     installed_manifests,

@@ -31,7 +31,7 @@ from nemo_rl_workers.checks.audit.vllm_extensions import (
     extension_names,
     named_classes,
 )
-from nemo_rl_workers.checks.vllm_extension_rule import ExtensionRule
+from nemo_rl_workers.checks.vllm.vllm_extension_rule import ExtensionRule
 from nemo_rl_workers.findings import registry as said
 from nemo_rl_workers.tree.conditions import either
 from nemo_rl_workers.tree.source import resolve_fqn
@@ -146,7 +146,7 @@ def extension_side(
     Without `--vllm-version`, vLLM's rule is the one of the version the tree pins
     (`pinned`) where stubs of it are installed; otherwise the installed stubs' own, and
     the note names both versions."""
-    from nemo_rl_workers.checks.vllm_extension_rule import (
+    from nemo_rl_workers.checks.vllm.vllm_extension_rule import (
         ExtensionRuleUnavailable,
         installed_manifests,
         load_rule,
@@ -254,7 +254,7 @@ def audit_extensions(
 def _import_findings(ctx: AuditContext, fqn: str) -> list[Finding]:
     """The imports of the tree's package its own modules (the class's, and those of its
     bases outside the tree) run and the tree cannot satisfy: one finding each."""
-    from nemo_rl_workers.checks.tree_imports import missing_tree_imports
+    from nemo_rl_workers.checks.static.tree_imports import missing_tree_imports
 
     info = resolve_fqn(ctx.tree, fqn)
     modules = [fqn.rpartition(".")[0]] if info is None else [

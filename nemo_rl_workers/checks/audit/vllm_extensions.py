@@ -8,7 +8,7 @@ are the strings given as `worker_extension_cls=` (a keyword,
 (a tree class vLLM uses instead of its own worker). An extension's names are `dir()`'s
 as vLLM walks it: every class-level name of its MRO in the tree; a base outside the tree
 makes the set unknown (reported, never passed as clean). The vLLM side is the installed
-vllm-stubs' record (`nemo_rl_workers.checks.vllm_extension_rule`).
+vllm-stubs' record (`nemo_rl_workers.checks.vllm.vllm_extension_rule`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
 from nemo_rl_workers.checks.audit.string_values import functions_of, parameter_index, values
-from nemo_rl_workers.checks.vllm_extension_rule import Clash, ExtensionRule, WorkerName
+from nemo_rl_workers.checks.vllm.vllm_extension_rule import Clash, ExtensionRule, WorkerName
 from nemo_rl_workers.tree.source import (
     ClassInfo,
     Function,

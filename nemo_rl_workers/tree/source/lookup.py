@@ -1,6 +1,6 @@
 """Where a module's source lives, found as the import system would, importing nothing.
 
-Shared by `verify --static` (nemo_rl_workers.checks.static_check) and `audit`: the folders an
+Shared by `verify --static` (nemo_rl_workers.checks.static.static_check) and `audit`: the folders an
 interpreter imports from (`sys.path`, and the folders editable installs map packages
 to), and `locate`, which walks them for a module's file without executing any module
 or package `__init__` (importlib's `find_spec` would).

@@ -40,7 +40,7 @@ def verify_narrowing(fqn: str, protocol: type, env: ActorEnvironment) -> None:
 def verify_by_reference(fqn: str, ref: str) -> None:
     """Import the class and the Protocol where this runs; `contracts.verify` them."""
     from contracts import verify
-    from nemo_rl_workers.checks.contract_check import import_class
+    from nemo_rl_workers.checks.contract.contract_check import import_class
     from nemo_rl_workers.model.protocols import load_protocol
 
     cls, problem = import_class(fqn, "worker", "a class")

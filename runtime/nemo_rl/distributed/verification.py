@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contracts.init_call import InitCall
-from nemo_rl_workers.checks.contract_check import (
+from nemo_rl_workers.checks.contract.contract_check import (
     ProblemFields,
     WorkerCheck,
     check_worker_class,

@@ -17,7 +17,7 @@ import ray
 from ray.util.placement_group import PlacementGroup, placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-from nemo_rl_workers.checks.cluster_fit import (
+from nemo_rl_workers.checks.cluster.cluster_fit import (
     NodeGroupNeed,
     fit_problems,
     live_node_resources,

@@ -45,7 +45,7 @@ from nemo_rl.distributed.virtual_cluster import (
     bundle_node_id,
     rendezvous_address,
 )
-from nemo_rl_workers.checks.contract_check import WorkerCheck, import_class, plain
+from nemo_rl_workers.checks.contract.contract_check import WorkerCheck, import_class, plain
 from nemo_rl_workers.model.protocols import extends, load_protocol, members, protocol_ref
 from nemo_rl_workers.model.registry import ActorEnvironment
 from nemo_rl_workers.model.resolver import Resolution

@@ -24,7 +24,7 @@ from nemo_rl_workers.tree.entry_scripts import (
 from nemo_rl_workers.tree.launch import NAMED, Launch
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.entry_walk import EntryRun
+    from nemo_rl_workers.checks.config.entry_walk import EntryRun
     from nemo_rl_workers.tree.revision import Revision
 
 
@@ -90,7 +90,7 @@ def walk_entry(chosen: ChosenEntry, config: Mapping[str, Any], revision: Revisio
     """The chosen entry's run on the loaded config (None: no entry chosen)."""
     if chosen.script is None:
         return None
-    from nemo_rl_workers.checks.entry_walk import run_entry
+    from nemo_rl_workers.checks.config.entry_walk import run_entry
 
     return run_entry(chosen.script, config, revision, environ)
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from nemo_rl_workers.cache.digest import program_digest
 from nemo_rl_workers.cache.key import Computation
 from nemo_rl_workers.cache.store import Store
-from nemo_rl_workers.checks import static_check
-from nemo_rl_workers.checks.static_check import (
+from nemo_rl_workers.checks.static import static_check
+from nemo_rl_workers.checks.static.static_check import (
     ImportRoots,
     ProtocolSpec,
     ProtocolText,
@@ -33,7 +33,7 @@ from nemo_rl_workers.checks.static_check import (
     StaticReport,
     Subject,
 )
-from nemo_rl_workers.checks.static_inputs import (
+from nemo_rl_workers.checks.static.static_inputs import (
     Manifest,
     Resolver,
     installed_fingerprint,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl_workers.checks.baseline_file import read_entries, write_entries
-from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.checks.config.config_report import ConfigReport
 
 FIELDS = ("rule", "recipe", "key")
 

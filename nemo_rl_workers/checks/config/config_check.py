@@ -13,7 +13,7 @@ import os
 from collections.abc import Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.checks.config.config_report import ConfigReport
 from nemo_rl_workers.model.resolver import resolve_sections
 from nemo_rl_workers.model.sections import read_by_checks, section_at
 from nemo_rl_workers.reading.origin import Lines, locate
@@ -21,8 +21,8 @@ from nemo_rl_workers.reading.recorded_reads import ENVIRON, Exported
 from nemo_rl_workers.tree.source.gc_pause import collector_paused
 
 if TYPE_CHECKING:
-    from nemo_rl_workers.checks.kept_reports import Asked
-    from nemo_rl_workers.checks.tree_rules import ClusterSizes
+    from nemo_rl_workers.checks.config.kept_reports import Asked
+    from nemo_rl_workers.checks.config.tree_rules import ClusterSizes
     from nemo_rl_workers.interpret.expressions import Read
     from nemo_rl_workers.reading.load_answers import LoadAnswers
     from nemo_rl_workers.reading.loader import LoadedConfig
@@ -49,7 +49,7 @@ def analyze_file(
     launch exports); against a tree, the config is judged as that entry hands it to
     `setup` (`launch_entry`). Against a tree with a cache, the whole report is kept and
     used again while everything it read reads the same (`kept_reports`)."""
-    from nemo_rl_workers.checks.kept_reports import Asked, kept_report
+    from nemo_rl_workers.checks.config.kept_reports import Asked, kept_report
 
     asked = Asked(tuple(overrides), world_size, verify, preflight, world_size_from_config,
                   only_read_env, launch)
@@ -61,7 +61,7 @@ def analyze_file(
 
 def _judged_file(path: str, asked: Asked, revision: Revision | None) -> ConfigReport:
     """`analyze_file`'s report, made."""
-    from nemo_rl_workers.checks.derived_answers import KeptLoads
+    from nemo_rl_workers.checks.config.derived_answers import KeptLoads
     from nemo_rl_workers.reading.loader import ConfigLoadError, load_config_located
 
     overrides, world_size, verify, preflight, launch = (
@@ -106,8 +106,8 @@ def _as_launched(path: str, config: dict[str, Any], report: ConfigReport,
                  ) -> Generator[dict[str, Any] | None]:
     """The config as its entry script hands it to `setup`, with that entry's algorithm
     chosen for every rule while judged (None: the named entry is unusable, said)."""
-    from nemo_rl_workers.checks.entry_sections import entry_chosen
-    from nemo_rl_workers.checks.launch_entry import (
+    from nemo_rl_workers.checks.config.entry_sections import entry_chosen
+    from nemo_rl_workers.checks.config.launch_entry import (
         choose_entry,
         shown_entry,
         shown_entry_path,
@@ -145,7 +145,7 @@ def _as_the_suite_launches(report: ConfigReport, overrides: Sequence[str], *,
     whole message, and gains a note naming that launch and the variables that clear it."""
     import dataclasses
 
-    from nemo_rl_workers.checks.launch_entry import shown_path
+    from nemo_rl_workers.checks.config.launch_entry import shown_path
 
     suite = report.suite
     assert suite is not None
@@ -192,7 +192,7 @@ def _analyzed(path: str, config: dict[str, Any], lines: Lines, report: ConfigRep
     exported = launch is not None and bool(launch.environ)
     if world_size is None and world_size_from_config and revision is not None and \
             not revision.is_reference:
-        from nemo_rl_workers.checks.derived_answers import cached_world_size
+        from nemo_rl_workers.checks.config.derived_answers import cached_world_size
 
         if exported:  # the launch's own variables: not this process's, not kept
             world_size, report.world_size_from = _tree_world_size(config, revision,
@@ -226,7 +226,7 @@ def _analyzed(path: str, config: dict[str, Any], lines: Lines, report: ConfigRep
 
     if launch is not None and launch.entry is not None and launch.entry_why == NAMED and \
             revision is not None and not revision.is_reference:
-        from nemo_rl_workers.checks.driver_extension import judge_driver
+        from nemo_rl_workers.checks.config.driver_extension import judge_driver
 
         judge_driver(launch.entry, config, report, revision)
     # A rule met on two sections (a student's and a teacher's Policy) is one line.
@@ -241,7 +241,7 @@ def _tree_world_size(config: dict[str, Any], revision: Revision,
     "undecided: why"); (None, None) where its entry builds no cluster the model records.
     The reference's `cluster:` arithmetic is the reference's, not the tree's. `environ`:
     what the setup's code reads from `os.environ`."""
-    from nemo_rl_workers.checks.tree_world_size import tree_world_size
+    from nemo_rl_workers.checks.config.tree_world_size import tree_world_size
 
     size = tree_world_size(config, revision, environ)
     if size is None:
@@ -285,7 +285,7 @@ def analyze_config(
         report.warnings.extend(res.warnings)
     if not verify:
         return
-    from nemo_rl_workers.checks.contract_check import resolution_problems
+    from nemo_rl_workers.checks.contract.contract_check import resolution_problems
 
     for res in resolutions:
         section = section_at(config, res.section)
@@ -306,7 +306,7 @@ def analyze_for_tree(
     schema, its table and switches, its registry, and the audit's findings on the classes
     it would start (see `revision_rules`). `environ`: what the tree's code reads from
     `os.environ` (None: this process's)."""
-    from nemo_rl_workers.checks.revision_rules import (
+    from nemo_rl_workers.checks.config.revision_rules import (
         judge_sections,
         own_schema,
         schema_view,
@@ -332,7 +332,7 @@ def analyze_for_tree(
     verdict = judge_sections(config, revision)
     merge_problems(report.problems, verdict.problems)  # one problem per path: the rules' first
     if preflight:
-        from nemo_rl_workers.checks.tree_rules import tree_rule_report
+        from nemo_rl_workers.checks.config.tree_rules import tree_rule_report
 
         own = tree_rule_report(config, revision, [
             (path, driver) for path, driver in verdict.drivers.items()
@@ -349,7 +349,7 @@ def analyze_for_tree(
     report.warnings.extend(verdict.warnings)
     report.skipped.extend(verdict.notes)
     if verify:
-        from nemo_rl_workers.checks.derived_answers import cached_findings
+        from nemo_rl_workers.checks.config.derived_answers import cached_findings
 
         reached, not_run, said = cached_findings(
             revision, config, lambda: scoped_findings(revision, verdict, config))
@@ -361,7 +361,7 @@ def analyze_for_tree(
 def _cluster_sizes(config: Mapping[str, Any], revision: Revision) -> ClusterSizes:
     """What a driver's `cluster.world_size()` is: the size the entry's setup computes for
     the cluster it builds that driver on (`tree_world_size`), where decided."""
-    from nemo_rl_workers.checks.tree_world_size import tree_world_size
+    from nemo_rl_workers.checks.config.tree_world_size import tree_world_size
 
     def size(driver: str, environ: Mapping[str, str]) -> tuple[int, tuple[Read, ...]] | None:
         found = tree_world_size(config, revision, environ, driver)

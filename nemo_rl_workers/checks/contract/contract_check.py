@@ -160,7 +160,7 @@ def vllm_extension_problems(cls: type, fqn: str, path: str) -> list[ProblemField
     taken. Skipped where no vllm-stubs is installed (nothing to judge against). `path`:
     the config field the problems name ("" outside a config: the message starts with
     the class)."""
-    from nemo_rl_workers.checks.vllm_extension_rule import (
+    from nemo_rl_workers.checks.vllm.vllm_extension_rule import (
         RULE_NAME,
         ExtensionRuleUnavailable,
         load_rule,
@@ -337,7 +337,7 @@ def problems_in_subprocess(check: WorkerCheck, env: ActorEnvironment) -> list[Pr
     path, expected = check.field_path, f"a Python environment {env.name!r} that can verify"
     try:
         done = subprocess.run(
-            [env.python, "-m", "nemo_rl_workers.checks.contract_check"],
+            [env.python, "-m", "nemo_rl_workers.checks.contract.contract_check"],
             input=json.dumps(dataclasses.asdict(check)),
             capture_output=True,
             text=True,

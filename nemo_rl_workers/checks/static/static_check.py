@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
-from nemo_rl_workers.checks.checker_files import refused_config
-from nemo_rl_workers.checks.static_imports import oversized_import
+from nemo_rl_workers.checks.static.checker_files import refused_config
+from nemo_rl_workers.checks.static.static_imports import oversized_import
 from nemo_rl_workers.reading.atomic_write import write_atomic
 from nemo_rl_workers.tree.source.lookup import ImportRoots, Located, RootListing, locate
 from nemo_rl_workers.tree.source.outline import Outline, Outlines
@@ -479,7 +479,7 @@ def _import_findings(subjects: Sequence[Subject], roots: ImportRoots
     """Class FQN -> the imports of NeMo-RL's package that its own modules (the class's,
     its bases' outside that package) run and the NeMo-RL first on these roots cannot
     satisfy (`tree_imports`): the class cannot be imported, whatever the checker says."""
-    from nemo_rl_workers.checks.tree_imports import missing_tree_imports
+    from nemo_rl_workers.checks.static.tree_imports import missing_tree_imports
     from nemo_rl_workers.tree.source import Resolver, demand_tree, resolve_fqn
 
     tree = demand_tree(roots)
@@ -632,7 +632,7 @@ def _undecided(
 ) -> list[StaticFinding]:
     """What the checker took as unknown (`Any`) for `subject`, each named with why; a
     verdict with any of these is undecided, never a pass."""
-    from nemo_rl_workers.checks.static_ancestry import unresolved_ancestor
+    from nemo_rl_workers.checks.static.static_ancestry import unresolved_ancestor
 
     where = roots if roots is not None else ImportRoots.of(python)
     # (what, so what, its FQN, the roots to look for it in)

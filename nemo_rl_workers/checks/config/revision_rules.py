@@ -103,7 +103,7 @@ _MISSING = object()
 
 def judge_sections(config: Mapping[str, Any], revision: Revision) -> TreeVerdict:
     """Every worker section of `config` as `revision`'s drivers would start it."""
-    from nemo_rl_workers.checks.entry_sections import entry_sections
+    from nemo_rl_workers.checks.config.entry_sections import entry_sections
 
     verdict = TreeVerdict()
     judged: set[str] = set()
@@ -121,7 +121,7 @@ def _judge_through(config: Mapping[str, Any], revision: Revision,
                    verdict: TreeVerdict) -> None:
     """The drivers the entry builds through a function of its tree (on-policy
     distillation's teacher groups), where this config runs the call that builds them."""
-    from nemo_rl_workers.checks.entry_reach import through_builds
+    from nemo_rl_workers.checks.config.entry_reach import through_builds
 
     for through in through_builds(config, revision):
         build = through.build
@@ -244,7 +244,7 @@ def _by_the_policy(path: str, section: Mapping[str, Any], driver: str | None,
     """A generation section whose backend the tree runs on the policy's own workers
     (`policy_generation`): the policy's class, shown for this section too; no generation
     worker group. False where the source does not say so."""
-    from nemo_rl_workers.checks.policy_generation import policy_generates
+    from nemo_rl_workers.checks.config.policy_generation import policy_generates
 
     parent = path.rpartition(".")[0]
     policy = next((r for r in verdict.resolutions if r.section == parent), None)

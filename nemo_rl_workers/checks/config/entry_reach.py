@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.entry_sections import at_path, entry_of
-from nemo_rl_workers.checks.tree_world_size import SizeWalk, setup_scope
+from nemo_rl_workers.checks.config.entry_sections import at_path, entry_of
+from nemo_rl_workers.checks.config.tree_world_size import SizeWalk, setup_scope
 from nemo_rl_workers.interpret.expressions import truth
 from nemo_rl_workers.tree.knowledge import SETUP
 from nemo_rl_workers.tree.source.gc_pause import collector_paused

@@ -176,8 +176,8 @@ def installed_libraries() -> str:
 
 @functools.lru_cache(maxsize=8)
 def _libraries_on(path: tuple[str, ...]) -> str:
-    from nemo_rl_workers.checks.static_check import ImportRoots
-    from nemo_rl_workers.checks.static_inputs import installed_fingerprint
+    from nemo_rl_workers.checks.static.static_check import ImportRoots
+    from nemo_rl_workers.checks.static.static_inputs import installed_fingerprint
 
     return installed_fingerprint(ImportRoots.of_this_interpreter())
 
@@ -195,7 +195,7 @@ def config_inputs(revision: Revision, config: Mapping[str, Any],
     if revision.key is None or revision.answers is None or not storable(
             dict(config), leaves=(Unknown,)):
         return None
-    from nemo_rl_workers.checks.entry_sections import chosen_algorithm
+    from nemo_rl_workers.checks.config.entry_sections import chosen_algorithm
 
     try:
         text = json.dumps(dict(config), sort_keys=True, ensure_ascii=True, allow_nan=True,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nemo_rl_workers.checks.entry_sections import entry_of
+from nemo_rl_workers.checks.config.entry_sections import entry_of
 from nemo_rl_workers.interpret.expressions import (
     Environ,
     Evaluator,
@@ -118,7 +118,7 @@ def _walked(config: Mapping[str, Any], revision: Revision, entry: str,
             ) -> _Walked | None:
     """The walk of `entry`'s setup on `config` (None: the setup cannot be read), made
     once while the config and the variables it read are the same."""
-    from nemo_rl_workers.checks.derived_answers import ReadEnviron
+    from nemo_rl_workers.checks.config.derived_answers import ReadEnviron
 
     assert revision.root is not None
     base: Mapping[str, str] = ENVIRON if environ is None else environ

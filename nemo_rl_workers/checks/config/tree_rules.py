@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from nemo_rl_workers.checks.entry_sections import chosen_algorithm, fitting_entries
+from nemo_rl_workers.checks.config.entry_sections import chosen_algorithm, fitting_entries
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.interpret.expressions import ClusterSize, Environ, Known, Read, Value
 from nemo_rl_workers.interpret.models import config_model, model_field
@@ -76,7 +76,7 @@ def tree_rule_report(config: Mapping[str, Any], revision: Revision,
     `environ` (default: the process's) is what the tree's code reads from `os.environ`;
     with the process's, the verdicts are kept with the tree's model (`derived_answers`).
     `sizes`: what a constructor's `cluster.world_size()` is, where decided."""
-    from nemo_rl_workers.checks.derived_answers import Verdicts, cached_verdicts
+    from nemo_rl_workers.checks.config.derived_answers import Verdicts, cached_verdicts
 
     if revision.root is None:
         return TreeRuleReport()

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nemo_rl_workers.cache.digest import file_digest
-from nemo_rl_workers.checks.static_check import ImportRoots, Located, locate
-from nemo_rl_workers.checks.static_imports import with_parents
+from nemo_rl_workers.checks.static.static_check import ImportRoots, Located, locate
+from nemo_rl_workers.checks.static.static_imports import with_parents
 from nemo_rl_workers.tree.source.lookup import RootListing
 from nemo_rl_workers.tree.source.outline import module_imports
 

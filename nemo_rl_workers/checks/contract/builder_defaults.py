@@ -67,7 +67,7 @@ def builder_defaults(
     registry: WorkerRegistry,
 ) -> BuilderDefaults:
     """Fill in `role` and `base` that were not given, from the Protocol's rows."""
-    from nemo_rl_workers.checks.contract_check import import_class
+    from nemo_rl_workers.checks.contract.contract_check import import_class
 
     rows, quantized = _rows_of(protocol, registry)
     inferred: list[str] = []

@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nemo_rl_workers.checks.driver_walk import DriverScript, Passed, UnusableDriver, read_driver
+from nemo_rl_workers.checks.config.driver_walk import (
+    DriverScript,
+    Passed,
+    UnusableDriver,
+    read_driver,
+)
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.model.fqn import fqn_problem
 from nemo_rl_workers.model.rows import ActorEnvironment

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from nemo_rl_workers.cache.codec import encode
 from nemo_rl_workers.cache.digest import DigestIndex
 from nemo_rl_workers.cache.key import Computation, digest_of
-from nemo_rl_workers.checks.config_report import ConfigReport
+from nemo_rl_workers.checks.config.config_report import ConfigReport
 from nemo_rl_workers.errors import Problem
 from nemo_rl_workers.interpret.strict import strict_mode
 from nemo_rl_workers.model.resolver import Resolution
@@ -111,7 +111,7 @@ def kept_report(config: str, asked: Asked, revision: Revision | None,
     if revision is None or revision.is_reference or revision.key is None or store is None \
             or revision.root is None:
         return judge()
-    from nemo_rl_workers.checks.derived_answers import installed_libraries
+    from nemo_rl_workers.checks.config.derived_answers import installed_libraries
 
     try:
         folder = os.getcwd()

@@ -3,7 +3,7 @@
 The config's `cluster:` section (or `--nodes` / `--gpus-per-node`) gives the shape NeMo-RL
 reserves: `num_nodes` node groups of `gpus_per_node` GPU bundles, each group packed on one
 node. It is judged by the same pure verdict `RayVirtualCluster` applies before reserving
-anything (`nemo_rl_workers.checks.cluster_fit`), over the nodes a JSON file describes or the
+anything (`nemo_rl_workers.checks.cluster.cluster_fit`), over the nodes a JSON file describes or the
 live nodes of the cluster at an address, so CI and a real start agree.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from nemo_rl_workers.checks.cluster_fit import (
+from nemo_rl_workers.checks.cluster.cluster_fit import (
     ClusterDescriptionError,
     fit_problems,
     live_node_resources,

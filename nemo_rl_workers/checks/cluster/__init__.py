@@ -1,0 +1,1 @@
+"""Cluster checks: can a cluster ever hold the config's virtual cluster."""
