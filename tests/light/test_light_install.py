@@ -23,9 +23,12 @@ QUANT_VLLM = "nemo_rl.modelopt.models.generation.vllm_quant_worker.VllmQuantGene
 
 
 def _pip(python: Path | str, *args: str, cwd: Path = REPO) -> None:
+    # Without PYTHONPATH: a checkout on it (with an .egg-info) would count as installed,
+    # and pip would install neither package into the light venv.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
         [str(python), "-m", "pip", "--disable-pip-version-check", "-q", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=900, check=False,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
